@@ -1,0 +1,90 @@
+"""The reward-channel interface.
+
+A channel turns the mean reward ``f(x_t)`` into an observed payoff ``y_t``. It is a frozen
+dataclass of parameters and knows, for a given objective ``f`` on the candidate set,
+
+- whether its assumptions hold (:meth:`RewardChannel.validate`, e.g. the multiplicative
+  Pareto channel needs ``f > 0``) — refused at env construction with a clear error;
+- its exact moment constants (:meth:`RewardChannel.moments`):
+  ``alpha``, ``v >= sup_x E|y(x)|^{1+alpha}`` and ``nu >= sup_x E|y(x) - f(x)|^{1+alpha}``;
+- how to sample ``y`` using the env's generator only (:meth:`RewardChannel.sample`).
+
+Channels with per-episode state (the single-spike channel picks its point at reset)
+return it from :meth:`RewardChannel.new_episode` and get it back in ``sample``; the
+channel object itself never changes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Moments", "RewardChannel"]
+
+
+@lru_cache(maxsize=256)
+def _cached_moments(channel: RewardChannel, c: float) -> Moments:
+    return channel.moments_at(c)
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Moment constants of a channel for one objective.
+
+    ``v`` bounds the raw moment ``E|y|^{1+alpha}``, ``nu`` the central moment
+    ``E|y - f(x)|^{1+alpha}``, uniformly over the candidate set.
+    """
+
+    alpha: float
+    v: float
+    nu: float
+    noise_scale: float
+
+
+class RewardChannel:
+    """Base class of all reward channels (see the module docstring)."""
+
+    name: str = "channel"
+    alpha: float
+
+    def validate(self, f: np.ndarray) -> None:
+        """Raise ``ValueError`` if the channel's assumptions fail for this ``f``."""
+
+    def moments(self, f: np.ndarray) -> Moments:
+        """Exact moment constants for objective values ``f`` on the candidate set.
+
+        Every channel's constants depend on ``f`` only through ``c = max|f|`` (the raw
+        moment ``E|c + eta|^p`` is convex and even in ``c``). ``c`` is rounded *up* to 12
+        decimals — which can only enlarge ``v`` — and the result cached per process, so
+        re-drawing a normalised objective at every reset costs nothing.
+        """
+        f = np.asarray(f, dtype=float)
+        self.validate(f)
+        c = math.ceil(float(np.max(np.abs(f))) * 1e12) / 1e12
+        return _cached_moments(self, c)
+
+    def moments_at(self, c: float) -> Moments:  # pragma: no cover - abstract
+        """Moment constants when ``max_x |f(x)| = c`` (implemented by each channel)."""
+        raise NotImplementedError
+
+    def new_episode(self, f: np.ndarray, rng: np.random.Generator) -> Any:
+        """Per-episode state drawn from the env's generator (default: none)."""
+        return None
+
+    def sample(
+        self, f_x: float, index: int, rng: np.random.Generator, state: Any = None
+    ) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def mean(self, f_x: float) -> float:
+        """``E[y | x]``; every channel here is unbiased: ``E[y] = f(x)``."""
+        return float(f_x)
+
+    def params(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {"name": self.name, **asdict(self)}  # type: ignore[call-overload]

@@ -1,0 +1,206 @@
+"""The generic kernelized-bandit environment every registered ``hbo/...`` id builds on."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hbo_envs.channels import RewardChannel, make_channel
+from hbo_envs.objectives import OBJECTIVES, Objective
+from hbo_envs.problem import Problem
+from hbo_envs.validation import check_int, param_error
+
+__all__ = ["GPBanditEnv", "ObjectiveSpec"]
+
+ObjectiveSpec = Objective | str | dict[str, Any] | Callable[[np.random.Generator], Objective]
+
+
+def _objective_factory(
+    spec: ObjectiveSpec,
+) -> tuple[Callable[[np.random.Generator], Objective], bool]:
+    """``(draw, random)``: a function ``rng -> Objective`` and whether it depends on ``rng``."""
+    if isinstance(spec, Objective):
+        return (lambda rng: spec), False
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if isinstance(spec, dict):
+        name = spec.get("name")
+        if name not in OBJECTIVES:
+            raise ValueError(
+                f"The 'objective' parameter must name one of {sorted(OBJECTIVES)} (or be an "
+                f"Objective or a callable rng -> Objective). Got {spec!r} instead."
+            )
+        params = {k: v for k, v in spec.items() if k != "name"}
+        gen = OBJECTIVES[name]
+        return (lambda rng: gen(rng, **params)), not name.startswith("griewank")
+    if callable(spec):
+        return spec, True
+    raise ValueError(
+        f"The 'objective' parameter must be an Objective, a name, a dict or a callable. "
+        f"Got {spec!r} instead."
+    )
+
+
+class GPBanditEnv(gym.Env[np.int64, np.int64]):
+    """A kernelized bandit over a finite candidate set with a configurable reward channel.
+
+    ## Description
+    Each round the agent picks one of ``n`` candidate points ``x_t`` and observes a payoff
+    ``y_t`` whose mean is ``f(x_t)``; the noise comes from a reward channel
+    (:mod:`hbo_envs.channels`). The agent's knowledge is ``env.unwrapped.problem``
+    (:class:`~hbo_envs.problem.Problem`): the candidate set, the kernel and the problem
+    constants ``B, alpha, v, nu`` — computed exactly for the drawn objective.
+
+    ## Action Space
+    ``Discrete(n)``: the index of a point of ``problem.points``. Anything else (a float,
+    a bool, NaN, out of range) raises ``ValueError``/``TypeError`` and leaves the env
+    unchanged.
+
+    ## Observation Space
+    ``Discrete(1)``: a bandit has no state; the observation is always ``0``.
+
+    ## Rewards
+    The observed payoff ``y_t`` (noisy, heavy-tailed, possibly corrupted); always a finite
+    float.
+
+    ## Episode End
+    ``truncated=True`` after ``horizon`` rounds; never ``terminated``.
+
+    ## Info
+    Only for the harness (an agent must not read it): ``f`` (``f(x_t)``), ``regret``
+    (``f* - f(x_t)``), ``corruption`` (``c_t(x_t)``, 0 without an adversary),
+    ``corruption_used`` (running ``sum_t max_x |c_t(x)|``) and ``t`` (rounds played).
+
+    ## Arguments
+    - ``objective``: a name in :data:`hbo_envs.objectives.OBJECTIVES` (``"random-rkhs"``,
+      ``"chowdhury-gopalan"``, ``"park-lee-rkhs1d"``, ``"griewank2d"``, ``"griewank5d"``), a
+      dict ``{"name": ..., **params}``, an :class:`~hbo_envs.objectives.Objective`, or a
+      callable ``rng -> Objective``.
+    - ``channel``: a :class:`~hbo_envs.channels.RewardChannel`, a name or a dict.
+    - ``horizon``: rounds per episode ``T``.
+    - ``redraw``: draw a new objective at every ``reset`` from the env's generator
+      (papers that "evaluate each trial on a different f"); when false the objective is
+      drawn once from ``objective_seed`` and kept. Defaults to true for random generators.
+    - ``objective_seed``: seed of the objective drawn at construction.
+
+    ## Version History
+    - v0: initial version.
+
+    >>> import gymnasium as gym, hbo_envs
+    >>> env = gym.make("hbo/GPBandit-v0", channel={"name": "student_t", "df": 3}, horizon=5)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(3)
+    >>> sorted(info)
+    ['corruption', 'corruption_used', 'f', 'regret', 't']
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        objective: ObjectiveSpec = "random-rkhs",
+        channel: RewardChannel | str | dict[str, Any] = "gaussian",
+        horizon: int = 1000,
+        redraw: bool | None = None,
+        objective_seed: int = 0,
+        name: str = "",
+    ) -> None:
+        owner = type(self).__name__
+        self._draw, random = _objective_factory(objective)
+        self.redraw = random if redraw is None else bool(redraw)
+        self.channel = make_channel(channel)
+        self.horizon = check_int(owner, "horizon", horizon, 1)
+        self.objective_seed = check_int(owner, "objective_seed", objective_seed, 0)
+        self.name = name or owner
+        self._set_objective(self._draw(np.random.default_rng(self.objective_seed)))
+        self.action_space = spaces.Discrete(self.objective.n)
+        self.observation_space = spaces.Discrete(1)
+        self._t: int | None = None  # None until the first reset
+        self._channel_state: Any = None
+        self._corruption_used = 0.0
+
+    # -- problem construction ---------------------------------------------------------
+    def _set_objective(self, obj: Objective) -> None:
+        self.channel.validate(obj.values)  # refuse e.g. Pareto with f <= 0, clearly
+        m = self.channel.moments(obj.values)
+        self.objective = obj
+        self._f = np.asarray(obj.values)
+        self._f_star = obj.f_star
+        self.problem = Problem(
+            points=obj.points,
+            kernel_matrix=obj.kernel_matrix,
+            kernel=obj.kernel,
+            B=obj.B,
+            alpha=m.alpha,
+            v=m.v,
+            nu=m.nu,
+            sup_f=obj.sup_f,
+            horizon=self.horizon,
+            C=None,
+            noise_scale=m.noise_scale,
+            kernel_jitter=obj.kernel_jitter,
+            name=self.name,
+            meta={"objective": obj.name, "channel": self.channel.params()},
+        )
+
+    # -- gymnasium API ------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.int64, dict[str, Any]]:
+        super().reset(seed=seed)
+        if self.redraw:
+            obj = self._draw(self.np_random)
+            if obj.n != self.action_space.n:
+                raise ValueError(
+                    f"objective generator changed the number of points ({obj.n} != "
+                    f"{self.action_space.n}); the action space is fixed per env."
+                )
+            self._set_objective(obj)
+        self._channel_state = self.channel.new_episode(self._f, self.np_random)
+        self._t = 0
+        self._corruption_used = 0.0
+        return np.int64(0), {}
+
+    def _check_action(self, action: Any) -> int:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool | np.bool_) or not isinstance(action, numbers.Integral):
+            raise TypeError(
+                f"The action must be an integer index in [0, {self.action_space.n - 1}]. "
+                f"Got {action!r} of type {type(action).__name__} instead."
+            )
+        a = int(action)
+        if not 0 <= a < self.action_space.n:
+            raise param_error(
+                type(self).__name__, "action", f"in [0, {self.action_space.n - 1}]", a
+            )
+        return a
+
+    def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
+        a = self._check_action(action)  # before any state change
+        if self._t is None:
+            raise RuntimeError("Call reset() before step().")
+        if self._t >= self.horizon:
+            raise RuntimeError(
+                f"The episode is over (horizon={self.horizon} rounds played); call reset()."
+            )
+        fx = float(self._f[a])
+        y = self.channel.sample(fx, a, self.np_random, self._channel_state)
+        corruption = 0.0
+        y += corruption
+        if not np.isfinite(y):  # pragma: no cover - channels guarantee finite draws
+            raise FloatingPointError(f"non-finite reward {y!r} at action {a}")
+        self._t += 1
+        info = {
+            "f": fx,
+            "regret": self._f_star - fx,
+            "corruption": corruption,
+            "corruption_used": self._corruption_used,
+            "t": self._t,
+        }
+        return np.int64(0), float(y), False, self._t >= self.horizon, info

@@ -1,0 +1,91 @@
+"""Environments of Park & Lee (ECAI 2024), "Contextually Adaptive Algorithms for Gaussian
+Process Bandit Optimization under Heavy-tailed Noise", §5 (synthetic data, Fig. 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hbo_envs.channels import SymmetricPareto
+from hbo_envs.envs.base import GPBanditEnv
+from hbo_envs.objectives import griewank_2d, griewank_5d, park_lee_rkhs1d
+from hbo_envs.validation import check_choice
+
+__all__ = ["ParkLeeEnv"]
+
+
+class ParkLeeEnv(GPBanditEnv):
+    """Park–Lee (2024) §5 synthetic environments with symmetrised Pareto noise (Fig. 1a–f).
+
+    ## Description
+    Objectives (``objective=``):
+
+    - ``"rkhs1d"``: 1000 evenly spaced points on [-10, 10];
+      ``f = sum_{i=1}^{10} a_i k(., c_i)``, ``a_i ~ 10(-1 + 2N(0,1))``, ``c_i ~ N(0, 3)``,
+      SE kernel with lengthscale 1 (not stated in the paper). Exact RKHS norm.
+    - ``"griewank2d"``: ``f = -Griewank`` on a 20 x 20 grid of ``[-5, 5]^2``; SE ``l = 1``.
+    - ``"griewank5d"``: ``f = -Griewank`` on 5000 fixed draws from ``N(0, I_5)``; SE ``l = 1``.
+
+    For Griewank, ``B`` is the exact norm of the minimum-norm interpolant
+    ``sqrt(f^T K^{-1} f)`` (no jitter needed at these lengthscales). The paper does not say
+    whether ``f`` is redrawn per seed; the 1D function is fixed (drawn from
+    ``objective_seed``), the Griewank ones are deterministic.
+
+    Noise: ``y = f(x) + zeta (z - E z)``, ``z ~ Pareto(1 + epsilon + 0.01, scale)``,
+    ``zeta`` Rademacher; moment order ``alpha = epsilon`` in {0.2, 0.8}; ``v`` and ``nu``
+    by exact quadrature. The Pareto scale ``lambda_z`` is not stated in the paper
+    (default 1).
+
+    ## Action Space
+    ``Discrete(n)`` with ``n`` = 1000, 400 or 5000.
+
+    ## Observation Space
+    ``Discrete(1)`` (constant 0).
+
+    ## Rewards
+    The noisy payoff ``y_t`` (infinite variance: ``1 + epsilon + 0.01 <= 2``).
+
+    ## Episode End
+    Truncated after ``horizon`` rounds (default 1000; the paper does not state ``T``).
+
+    ## Version History
+    - v0: initial version.
+
+    >>> import gymnasium as gym, hbo_envs
+    >>> env = gym.make("hbo/Griewank2D-SymPareto-eps02-v0")
+    >>> p = env.unwrapped.problem
+    >>> p.n, p.alpha, round(p.B, 3)
+    (400, 0.2, 6.611)
+    """
+
+    def __init__(
+        self,
+        objective: str = "rkhs1d",
+        epsilon: float = 0.2,
+        scale: float = 1.0,
+        horizon: int = 1000,
+        objective_seed: int = 0,
+        lengthscale: float = 1.0,
+        redraw: bool = False,
+        name: str = "",
+    ) -> None:
+        check_choice(
+            type(self).__name__, "objective", objective, ("rkhs1d", "griewank2d", "griewank5d")
+        )
+
+        def draw(rng: np.random.Generator) -> Any:
+            if objective == "rkhs1d":
+                return park_lee_rkhs1d(rng, lengthscale=lengthscale)
+            if objective == "griewank2d":
+                return griewank_2d(lengthscale=lengthscale)
+            return griewank_5d(lengthscale=lengthscale)
+
+        super().__init__(
+            draw,
+            SymmetricPareto(epsilon=epsilon, scale=scale),
+            horizon,
+            redraw,
+            objective_seed,
+            name or f"pl-{objective}-eps{epsilon}",
+        )

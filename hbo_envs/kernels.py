@@ -1,0 +1,195 @@
+"""Stationary kernels used by the environments and the agents.
+
+Every kernel here satisfies ``k(x, x) = 1`` (the papers' normalisation ``k(x, x) <= 1``,
+Chowdhury–Gopalan Thm. 1 and Park–Lee Assumption 1), is vectorised over point sets and
+is a frozen dataclass, so it is hashable, comparable and safe to share between an env's
+:class:`~hbo_envs.problem.Problem` and any number of agents.
+
+- :class:`SquaredExponential` — ``k(x, x') = exp(-||x - x'||^2 / (2 l^2))``
+  (Park–Lee eq. (1)).
+- :class:`Matern` — ``k(x, x') = 2^{1-nu}/Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l)``
+  (Park–Lee eq. (2); their ``J_omega`` is the *modified* Bessel function of the second
+  kind, ``K_nu``). Closed forms for ``nu`` in {1/2, 3/2, 5/2}, scipy's ``kv`` otherwise.
+- :class:`EmpiricalKernel` — a positive semi-definite matrix over a finite candidate set
+  with no analytic form (data-derived kernels of the real-data environments).
+
+>>> import numpy as np
+>>> k = SquaredExponential(lengthscale=0.2)
+>>> X = np.linspace(0, 1, 3)[:, None]
+>>> np.round(k(X, X), 4)
+array([[1.    , 0.0439, 0.    ],
+       [0.0439, 1.    , 0.0439],
+       [0.    , 0.0439, 1.    ]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from hbo_envs.validation import check_real
+
+__all__ = ["Kernel", "SquaredExponential", "Matern", "EmpiricalKernel", "make_kernel", "sqdist"]
+
+
+def _as_points(X: Any, name: str) -> np.ndarray:
+    A = np.asarray(X, dtype=float)
+    if A.ndim == 1:
+        A = A[:, None]
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be an array of shape (n, d); got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinite coordinates.")
+    return A
+
+
+def sqdist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Pairwise squared Euclidean distances ``||x_i - y_j||^2``, shape ``(len(X), len(Y))``."""
+    X = _as_points(X, "X")
+    Y = _as_points(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"X and Y must have the same dimension; got {X.shape[1]} and {Y.shape[1]}."
+        )
+    d2 = (X * X).sum(1)[:, None] + (Y * Y).sum(1)[None, :] - 2.0 * (X @ Y.T)
+    return np.maximum(d2, 0.0)
+
+
+class Kernel:
+    """Base class: ``k(X, Y)`` returns the ``(len(X), len(Y))`` Gram matrix."""
+
+    name: str = "kernel"
+    analytic: bool = True
+
+    def __call__(self, X: Any, Y: Any | None = None) -> np.ndarray:
+        X = _as_points(X, "X")
+        Y = X if Y is None else _as_points(Y, "Y")
+        return self._from_sqdist(sqdist(X, Y))
+
+    def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diag(self, X: Any) -> np.ndarray:
+        """``k(x, x)`` for every row of ``X`` (all ones for these stationary kernels)."""
+        return np.ones(_as_points(X, "X").shape[0])
+
+    def params(self) -> dict[str, float]:
+        """Hyperparameters as a plain dict (for metadata and the Problem record)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class SquaredExponential(Kernel):
+    """Squared-exponential kernel ``exp(-||x - x'||^2 / (2 l^2))``."""
+
+    lengthscale: float = 1.0
+    name = "se"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "lengthscale",
+            check_real("SquaredExponential", "lengthscale", self.lengthscale, 0),
+        )
+
+    def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
+        return np.exp(-0.5 * d2 / self.lengthscale**2)
+
+    def params(self) -> dict[str, float]:
+        return {"lengthscale": self.lengthscale}
+
+
+@dataclass(frozen=True)
+class Matern(Kernel):
+    """Matérn kernel with smoothness ``nu`` and lengthscale ``l`` (Park–Lee eq. (2))."""
+
+    lengthscale: float = 1.0
+    nu: float = 2.5
+    name = "matern"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "lengthscale", check_real("Matern", "lengthscale", self.lengthscale, 0)
+        )
+        object.__setattr__(self, "nu", check_real("Matern", "nu", self.nu, 0))
+
+    def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
+        r = np.sqrt(d2) / self.lengthscale
+        nu = self.nu
+        if nu == 0.5:
+            return np.exp(-r)
+        if nu == 1.5:
+            s = np.sqrt(3.0) * r
+            return (1.0 + s) * np.exp(-s)
+        if nu == 2.5:
+            s = np.sqrt(5.0) * r
+            return (1.0 + s + s * s / 3.0) * np.exp(-s)
+        s = np.sqrt(2.0 * nu) * r
+        out = np.ones_like(s)
+        pos = s > 0
+        sp = s[pos]
+        # 2^{1-nu}/Gamma(nu) s^nu K_nu(s), evaluated in log space for large nu.
+        with np.errstate(over="ignore", under="ignore"):
+            logc = (1.0 - nu) * np.log(2.0) - special.gammaln(nu)
+            kv = special.kve(nu, sp)  # kve = kv * exp(s)
+            out[pos] = np.exp(logc + nu * np.log(sp) - sp) * kv
+        out[~np.isfinite(out)] = 0.0
+        return np.clip(out, 0.0, 1.0)
+
+    def params(self) -> dict[str, float]:
+        return {"lengthscale": self.lengthscale, "nu": self.nu}
+
+
+class EmpiricalKernel(Kernel):
+    """A kernel known only as a PSD matrix over the candidate set (real-data envs).
+
+    Calling it with index arrays is not supported; use ``Problem.kernel_matrix``.
+    Agents that need an analytic kernel (ATA-GP-UCB with QFF) refuse this one.
+    """
+
+    name = "empirical"
+    analytic = False
+
+    def __init__(self, description: str = "empirical covariance") -> None:
+        self.description = description
+
+    def __call__(self, X: Any, Y: Any | None = None) -> np.ndarray:
+        raise TypeError(
+            "EmpiricalKernel has no analytic form; use problem.kernel_matrix over the "
+            "candidate set instead."
+        )
+
+    def __repr__(self) -> str:
+        return f"EmpiricalKernel({self.description!r})"
+
+    def params(self) -> dict[str, Any]:
+        return {"description": self.description}
+
+
+def make_kernel(spec: Kernel | str | dict[str, Any]) -> Kernel:
+    """Build a kernel from an instance, a name (``"se"``, ``"matern"``) or a dict.
+
+    >>> make_kernel({"name": "matern", "lengthscale": 0.2, "nu": 2.5})
+    Matern(lengthscale=0.2, nu=2.5)
+    """
+    if isinstance(spec, Kernel):
+        return spec
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise ValueError(
+            f"The 'kernel' parameter must be a Kernel, 'se', 'matern' or a dict with a "
+            f"'name' key. Got {spec!r} instead."
+        )
+    params = {k: v for k, v in spec.items() if k != "name"}
+    name = spec["name"]
+    if name in ("se", "rbf", "squared_exponential"):
+        return SquaredExponential(**params)
+    if name == "matern":
+        return Matern(**params)
+    raise ValueError(
+        f"The 'kernel' parameter must name one of 'se', 'matern'. Got {name!r} instead."
+    )

@@ -1,0 +1,133 @@
+"""The :class:`Problem` record: everything an algorithm of the papers may know.
+
+``env.unwrapped.problem`` is a frozen :class:`Problem`. Agents receive it in
+``agent.reset(problem, seed=...)`` and must never see anything else about the env
+(not ``f``, not the maximiser, not the noise). Its constants are *computed*, not guessed:
+
+- ``B`` — the RKHS norm of the objective. For ``f = sum_i a_i k(., x_i)`` it is exactly
+  ``sqrt(a^T K a)`` (Chowdhury–Gopalan Thm. 1, Park–Lee Assumption 1). For objectives
+  that are not kernel sums (Griewank, data) it is the smallest RKHS norm of a function
+  that equals ``f`` on the candidate set, ``sqrt(f^T K^{-1} f)``; if ``K`` had to be
+  regularised, ``kernel_jitter`` records the jitter used.
+- ``alpha`` — the moment order (the papers' ``alpha`` / ``epsilon``), in ``(0, 1]``.
+- ``v`` — ``sup_x E|y(x)|^{1+alpha}`` (raw moment, Chowdhury–Gopalan Thm. 1).
+- ``nu`` — ``sup_x E|eta(x)|^{1+alpha}`` (central moment, Park–Lee Assumption 2).
+- ``sup_f`` — ``max_x |f(x)|`` over the candidate set (Chowdhury–Gopalan's experiments
+  set ``B = max|f|``; the ``"experiment"`` schedules use it).
+- ``C`` — the corruption budget known to the agent (``None``: no corruption or unknown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hbo_envs.kernels import Kernel
+
+__all__ = ["Problem"]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A bandit problem over a finite candidate set, as the algorithms see it.
+
+    Attributes
+    ----------
+    points : ndarray, shape (n, d), read-only
+        The candidate set; action ``i`` plays ``points[i]``.
+    kernel_matrix : ndarray, shape (n, n), read-only
+        ``K[i, j] = k(points[i], points[j])``; ``K[i, i] <= 1``.
+    kernel : Kernel
+        The kernel object (``kernel.analytic`` is False for data-derived kernels).
+    B, alpha, v, nu, sup_f : float
+        Problem constants; see the module docstring.
+    horizon : int
+        Number of rounds ``T`` of an episode.
+    C : float or None
+        Corruption budget revealed to the agent, or ``None``.
+    noise_scale : float
+        A scale of the noise (the channel's own scale parameter), for reference.
+    kernel_jitter : float
+        Jitter added to ``K`` when ``B`` was computed as ``sqrt(f^T K^{-1} f)`` (0 if none).
+    name : str
+        Human-readable name of the problem (env id or objective name).
+    meta : dict
+        Anything else descriptive (objective and channel parameters); never the answer.
+    """
+
+    points: np.ndarray
+    kernel_matrix: np.ndarray
+    kernel: Kernel
+    B: float
+    alpha: float
+    v: float
+    nu: float
+    sup_f: float
+    horizon: int
+    C: float | None = None
+    noise_scale: float = 0.0
+    kernel_jitter: float = 0.0
+    name: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        pts = np.asarray(self.points, dtype=float)
+        if pts.ndim == 1:
+            pts = pts[:, None]
+        K = np.asarray(self.kernel_matrix, dtype=float)
+        n = pts.shape[0]
+        if K.shape != (n, n):
+            raise ValueError(
+                f"kernel_matrix must have shape ({n}, {n}) to match points; got {K.shape}."
+            )
+        object.__setattr__(self, "points", pts if not pts.flags.writeable else _readonly(pts))
+        object.__setattr__(self, "kernel_matrix", K if not K.flags.writeable else _readonly(K))
+        if not 0 < self.alpha <= 1:
+            raise ValueError(f"Problem.alpha must be in (0, 1]; got {self.alpha!r}.")
+        if int(self.horizon) < 1:
+            raise ValueError(f"Problem.horizon must be a positive integer; got {self.horizon!r}.")
+        object.__setattr__(self, "horizon", int(self.horizon))
+        object.__setattr__(self, "meta", dict(self.meta))
+
+    @property
+    def n(self) -> int:
+        """Number of candidate points (arms)."""
+        return int(self.points.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """Dimension ``d`` of the points."""
+        return int(self.points.shape[1])
+
+    def replace(self, **changes: Any) -> Problem:
+        """A copy with some fields changed (e.g. a different ``horizon``)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    def describe(self) -> dict[str, Any]:
+        """The scalar constants as a JSON-friendly dict (for metadata records)."""
+        return {
+            "name": self.name,
+            "n": self.n,
+            "dim": self.dim,
+            "kernel": self.kernel.name,
+            "kernel_params": self.kernel.params(),
+            "B": self.B,
+            "alpha": self.alpha,
+            "v": self.v,
+            "nu": self.nu,
+            "sup_f": self.sup_f,
+            "C": self.C,
+            "noise_scale": self.noise_scale,
+            "kernel_jitter": self.kernel_jitter,
+            "horizon": self.horizon,
+        }

@@ -1,0 +1,80 @@
+"""Registration of every ``hbo/...`` environment (data, not code).
+
+``ENV_SPECS`` is the single table of registered ids: entry point, kwargs and the paper
+setting each one reproduces. Importing :mod:`hbo_envs` registers them all; registering
+twice is harmless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["ENV_SPECS", "ENV_IDS", "EnvEntry", "register_envs"]
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    id: str
+    entry_point: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    paper: str = ""
+
+
+_CG = "hbo_envs.envs.chowdhury_gopalan"
+_PL = "hbo_envs.envs.park_lee"
+
+ENV_SPECS: tuple[EnvEntry, ...] = (
+    EnvEntry(
+        "hbo/RKHS-SE-StudentT-v0",
+        f"{_CG}:ChowdhuryGopalanSyntheticEnv",
+        {"kernel": "se", "noise": "student_t"},
+        "Chowdhury–Gopalan 2019, Fig. 1a",
+    ),
+    EnvEntry(
+        "hbo/RKHS-SE-Pareto-v0",
+        f"{_CG}:ChowdhuryGopalanSyntheticEnv",
+        {"kernel": "se", "noise": "pareto"},
+        "Chowdhury–Gopalan 2019, Fig. 1b",
+    ),
+    EnvEntry(
+        "hbo/RKHS-Matern-StudentT-v0",
+        f"{_CG}:ChowdhuryGopalanSyntheticEnv",
+        {"kernel": "matern", "noise": "student_t"},
+        "Chowdhury–Gopalan 2019, Fig. 1c",
+    ),
+    EnvEntry(
+        "hbo/RKHS-SE-Spike-v0", f"{_CG}:TruncationDemoEnv", {}, "Chowdhury–Gopalan 2019, Fig. 1f"
+    ),
+    *(
+        EnvEntry(
+            f"hbo/{name}-SymPareto-eps{tag}-v0",
+            f"{_PL}:ParkLeeEnv",
+            {"objective": obj, "epsilon": eps},
+            f"Park–Lee 2024, Fig. 1{panel}",
+        )
+        for name, obj, panels in (
+            ("RKHS1D", "rkhs1d", "ad"),
+            ("Griewank2D", "griewank2d", "be"),
+            ("Griewank5D", "griewank5d", "cf"),
+        )
+        for (tag, eps, panel) in (("02", 0.2, panels[0]), ("08", 0.8, panels[1]))
+    ),
+    EnvEntry(
+        "hbo/GPBandit-v0",
+        "hbo_envs.envs.base:GPBanditEnv",
+        {"objective": "random-rkhs", "channel": {"name": "student_t", "df": 3.0}, "horizon": 1000},
+        "configurable",
+    ),
+)
+
+ENV_IDS: tuple[str, ...] = tuple(e.id for e in ENV_SPECS)
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_SPECS` with Gymnasium (idempotent)."""
+    for e in ENV_SPECS:
+        if e.id not in gym.registry:
+            gym.register(id=e.id, entry_point=e.entry_point, kwargs=dict(e.kwargs))
