@@ -1,0 +1,44 @@
+"""The hbo-bench harness: evaluate any agent on any env over many seeds.
+
+- :func:`evaluate` — one agent on one env over seeds -> tidy record table (pandas).
+- :func:`run_sweep` / :func:`build_cells` — ``envs x agents x seeds`` with a resumable
+  results directory, locally or on Ray.
+- :mod:`~hbo_envs.harness.records` (schema, down-sampling), :mod:`~hbo_envs.harness.summary`
+  (regret tables), :mod:`~hbo_envs.harness.stats` (IQM, stratified bootstrap),
+  :mod:`~hbo_envs.harness.plotting` (figures), :mod:`~hbo_envs.harness.experiments`
+  (the papers' experiments), :mod:`~hbo_envs.harness.store` (files on disk).
+
+The CLI ``hbo-bench`` (:mod:`hbo_envs.cli`) is a thin layer over these.
+"""
+
+from hbo_envs.harness.cell import CellResult, run_cell
+from hbo_envs.harness.records import COLUMNS, SUMMARY_COLUMNS, coverage_grid, record_grid
+from hbo_envs.harness.runner import CellFailure, SweepResult, build_cells, evaluate, run_sweep
+from hbo_envs.harness.specs import AgentSpec, CellSpec, agent_seed, parse_agent, parse_seeds
+from hbo_envs.harness.stats import iqm, stratified_bootstrap_ci
+from hbo_envs.harness.store import ResultStore
+from hbo_envs.harness.summary import format_table, summarize
+
+__all__ = [
+    "COLUMNS",
+    "SUMMARY_COLUMNS",
+    "AgentSpec",
+    "CellFailure",
+    "CellResult",
+    "CellSpec",
+    "ResultStore",
+    "SweepResult",
+    "agent_seed",
+    "build_cells",
+    "coverage_grid",
+    "evaluate",
+    "format_table",
+    "iqm",
+    "parse_agent",
+    "parse_seeds",
+    "record_grid",
+    "run_cell",
+    "run_sweep",
+    "stratified_bootstrap_ci",
+    "summarize",
+]

@@ -1,0 +1,395 @@
+"""Sweeps over ``envs x agents x seeds``: the local backend, resumption and :func:`evaluate`.
+
+>>> import hbo_envs.harness as H
+>>> from agents.protocol import Agent
+>>> class FirstArm:
+...     name = "first-arm"
+...     def reset(self, problem, *, seed=None): pass
+...     def act(self): return 0
+...     def update(self, action, reward): pass
+>>> df = H.evaluate(FirstArm, "hbo/RKHS-SE-Spike-v0", seeds=2, horizon=50, workers=1)
+>>> sorted(df["seed"].unique().tolist()), int(df["t"].max())
+([0, 1], 50)
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pandas as pd
+
+from hbo_envs.harness.cell import CellResult, run_cell
+from hbo_envs.harness.records import coerce, empty_records
+from hbo_envs.harness.specs import AgentSpec, CellSpec, as_agent_spec, jsonable
+from hbo_envs.harness.store import ResultStore, base_meta
+from hbo_envs.harness.summary import summarize
+from hbo_envs.validation import check_choice, check_int
+
+__all__ = ["CellFailure", "SweepResult", "build_cells", "evaluate", "run_sweep"]
+
+BACKENDS = ("local", "ray")
+
+
+class CellFailure(RuntimeError):
+    """Raised by :func:`evaluate` (``on_error="raise"``) when cells failed."""
+
+
+@dataclass
+class SweepResult:
+    """Records of every finished cell, the summary, and what failed."""
+
+    records: pd.DataFrame
+    summary: pd.DataFrame
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: pd.DataFrame | None = None
+    ran: int = 0  # cells computed by this call
+    skipped: int = 0  # cells found finished in the results directory
+    out: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _seeds(seeds: int | Iterable[int]) -> tuple[int, ...]:
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        return tuple(range(check_int("evaluate", "seeds", seeds, 1)))
+    out = tuple(int(check_int("evaluate", "seeds", s, 0)) for s in seeds)
+    if not out:
+        raise ValueError("The 'seeds' parameter must list at least one seed. Got [] instead.")
+    return tuple(dict.fromkeys(out))
+
+
+def build_cells(
+    env_ids: Sequence[str],
+    agent_specs: Sequence[AgentSpec],
+    seeds: int | Iterable[int],
+    *,
+    horizon: int | None = None,
+    env_kwargs: Mapping[str, Mapping[str, Any]] | Mapping[str, Any] | None = None,
+    per_env_kwargs: bool = False,
+    resolution: int = 200,
+    coverage_points: int = 20,
+    snapshot: bool = False,
+) -> list[CellSpec]:
+    """The cells of ``env_ids x agent_specs x seeds`` in a stable order.
+
+    ``env_kwargs`` applies to every env, or (``per_env_kwargs=True``) maps env id -> kwargs.
+    """
+    for e in env_ids:
+        if e not in gym.registry:
+            raise ValueError(
+                f"The env id {e!r} is not registered. Registered hbo ids: "
+                f"{', '.join(i for i in gym.registry if i.startswith('hbo/'))}."
+            )
+    labels = [a.label for a in agent_specs]
+    dup = {x for x in labels if labels.count(x) > 1}
+    if dup:
+        raise ValueError(
+            f"Agent labels must be distinct within a sweep; {sorted(dup)} repeat. Give the "
+            "agents different parameters or explicit labels."
+        )
+    if horizon is not None:
+        horizon = check_int("evaluate", "horizon", horizon, 1)
+    seeds_t = _seeds(seeds)
+    cells = []
+    for e in env_ids:
+        kw = (env_kwargs or {}).get(e, {}) if per_env_kwargs else (env_kwargs or {})
+        for a in agent_specs:
+            for s in seeds_t:
+                cells.append(
+                    CellSpec(e, a, s, horizon, dict(kw), resolution, coverage_points, snapshot)
+                )
+    stems = [c.file_stem for c in cells]
+    if len(set(stems)) != len(stems):
+        raise ValueError("Two cells map to the same file name; use distinct agent labels.")
+    return cells
+
+
+# -- backends ---------------------------------------------------------------------------------
+def _picklable(obj: Any) -> bool:
+    try:
+        pickle.dumps(obj)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _local(cells: list[CellSpec], workers: int | None) -> Iterator[CellResult]:
+    """Run cells in this process (``workers=1``) or in a pool of spawned processes."""
+    n = len(cells)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, n)
+    workers = max(1, min(int(workers), n))
+    if workers > 1 and not all(_picklable(c) for c in cells[:1] + cells[-1:]):
+        warnings.warn(
+            "The agent (or its parameters) cannot be pickled, so cells run in this process "
+            "one at a time; pass a registered name, an import string 'module:Class' or a "
+            "module-level class to use several workers.",
+            stacklevel=3,
+        )
+        workers = 1
+    if workers == 1:
+        for c in cells:
+            yield run_cell(c)
+        return
+    import multiprocessing as mp
+
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    try:
+        pending: dict[Future[CellResult], CellSpec] = {}
+        queue = iter(cells)
+        for c in queue:  # keep a short queue so Ctrl-C loses little
+            pending[ex.submit(run_cell, c)] = c
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                spec = pending.pop(fut)
+                try:
+                    res = fut.result()
+                except Exception as exc:  # noqa: BLE001 - e.g. the worker process died
+                    res = CellResult(
+                        spec,
+                        "failed",
+                        error=f"{type(exc).__name__}: {exc}",
+                        info={
+                            "run_name": spec.run_name,
+                            "env_id": spec.env_id,
+                            "agent": spec.agent.label,
+                            "seed": spec.seed,
+                            "fingerprint": spec.fingerprint(),
+                            "error_type": type(exc).__name__,
+                            "error_message": str(exc),
+                        },
+                    )
+                yield res
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[ex.submit(run_cell, nxt)] = nxt
+    finally:
+        ex.shutdown(wait=False, cancel_futures=True)
+
+
+def _backend(name: str) -> Callable[..., Iterator[CellResult]]:
+    if name == "local":
+        return _local
+    from hbo_envs.harness.ray_backend import run_on_ray
+
+    return run_on_ray
+
+
+# -- sweeps -----------------------------------------------------------------------------------
+def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    from tqdm.auto import tqdm
+
+    disable = None if progress is None else not progress  # None: only on a TTY
+    return tqdm(total=total, desc=desc, unit="cell", disable=disable, file=sys.stderr)
+
+
+def _failure(res: CellResult) -> dict[str, Any]:
+    tb = res.error or ""
+    last = tb.strip().splitlines()[-1] if tb.strip() else ""
+    return {
+        "run_name": res.spec.run_name,
+        "env_id": res.spec.env_id,
+        "agent": res.spec.agent.label,
+        "seed": res.spec.seed,
+        "error": last,
+        "traceback": tb,
+    }
+
+
+def run_sweep(
+    cells: list[CellSpec],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    backend: str = "local",
+    workers: int | None = None,
+    progress: bool | None = None,
+    fresh: bool = False,
+    meta: Mapping[str, Any] | None = None,
+    address: str | None = None,
+) -> SweepResult:
+    """Run ``cells`` (skipping finished ones in ``out``), write results, return them.
+
+    Each finished cell is written to ``out`` atomically as soon as it arrives (see
+    :mod:`hbo_envs.harness.store`); a cell whose agent raises is recorded as failed with
+    its traceback and the sweep goes on. On ``KeyboardInterrupt`` finished cells are kept
+    and the interrupt propagates (rerun the same command to resume). Without ``out``
+    nothing is written and every cell runs.
+    """
+    check_choice("run_sweep", "backend", backend, BACKENDS)
+    if workers is not None:
+        workers = check_int("run_sweep", "workers", workers, 1)
+    store = ResultStore(out) if out is not None else None
+    if store is not None and fresh and store.root.exists():
+        shutil.rmtree(store.root)
+    todo = [c for c in cells if store is None or not store.is_done(c)]
+    skipped = len(cells) - len(todo)
+    if store is not None:
+        store.root.mkdir(parents=True, exist_ok=True)
+        if todo:
+            store.invalidate_merged()
+        m = dict(store.read_meta() or base_meta())
+        m.update(_describe_sweep(cells, backend, workers))
+        m.update(dict(meta or {}))
+        store.write_meta(m)
+
+    results: dict[str, CellResult] = {}
+    failures: list[dict[str, Any]] = []
+    bar = _progress(len(todo), progress, "hbo-bench")
+    try:
+        if todo:
+            kwargs = {"address": address} if backend == "ray" else {}
+            for res in _backend(backend)(todo, workers, **kwargs):
+                if store is not None:
+                    store.write_cell(res)
+                results[res.spec.run_name] = res
+                if res.status != "ok":
+                    failures.append(_failure(res))
+                bar.update(1)
+                if failures:
+                    bar.set_postfix(failed=len(failures))
+    finally:
+        bar.close()
+
+    # merge: finished cells from disk (this run and earlier ones) or from memory
+    if store is not None:
+        records = store.collect_records(cells)
+        snapshots = store.collect_snapshots(cells)
+    else:
+        frames = [r.records for r in results.values() if r.records is not None]
+        records = coerce(pd.concat(frames, ignore_index=True)) if frames else empty_records()
+        records = records.sort_values(["env_id", "agent", "seed", "t"], ignore_index=True)
+        snaps = [r.snapshot for r in results.values() if r.snapshot is not None]
+        snapshots = pd.concat(snaps, ignore_index=True) if snaps else None
+    failed_counts: dict[tuple[str, str], int] = {}
+    for f in failures:
+        key = (f["env_id"], f["agent"])
+        failed_counts[key] = failed_counts.get(key, 0) + 1
+    summary = summarize(records, failed_counts)
+    if store is not None:
+        store.write_merged(records, summary, snapshots)
+        m = store.read_meta()
+        m["cells"] = {
+            "total": len(cells),
+            "ok": len(cells) - len(failures),
+            "failed": len(failures),
+            "skipped_as_finished": skipped,
+        }
+        m["failures"] = [{k: v for k, v in f.items() if k != "traceback"} for f in failures]
+        store.write_meta(m)
+    return SweepResult(
+        records,
+        summary,
+        failures,
+        snapshots,
+        ran=len(todo),
+        skipped=skipped,
+        out=store.root if store else None,
+    )
+
+
+def _describe_sweep(cells: list[CellSpec], backend: str, workers: int | None) -> dict[str, Any]:
+    envs: dict[str, Any] = {}
+    agents_: dict[str, Any] = {}
+    for c in cells:
+        if c.env_id not in envs:
+            spec = gym.spec(c.env_id)
+            envs[c.env_id] = {
+                "entry_point": str(spec.entry_point),
+                "registered_kwargs": jsonable(spec.kwargs),
+                "env_kwargs": jsonable(c.env_kwargs),
+                "horizon": c.horizon,
+            }
+        agents_.setdefault(c.agent.label, c.agent.describe())
+    seeds = sorted({c.seed for c in cells})
+    return {
+        "backend": backend,
+        "workers": workers,
+        "envs": envs,
+        "agents": agents_,
+        "seeds": seeds,
+        "seeding": "env.reset(seed=s); agent.reset(problem, seed=agent_seed(s)), "
+        "agent_seed(s) = SeedSequence(s, spawn_key=(1,)).generate_state(1)[0]",
+        "records": "hbo_envs.harness.records (schema and down-sampling)",
+        "resolution": cells[0].resolution if cells else None,
+        "coverage_points": cells[0].coverage_points if cells else None,
+    }
+
+
+def evaluate(
+    agent: Any,
+    env_id: str,
+    *,
+    seeds: int | Iterable[int],
+    horizon: int | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    backend: str = "local",
+    workers: int | None = None,
+    agent_params: Mapping[str, Any] | None = None,
+    label: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    on_error: str = "raise",
+    progress: bool | None = None,
+    address: str | None = None,
+) -> pd.DataFrame:
+    """Evaluate one agent on one env over many seeds; return the tidy record table.
+
+    Parameters
+    ----------
+    agent
+        A registered name (``"tgp-ucb"``), an import string ``"module:Class"``, a factory
+        (class or callable) or an Agent instance; or an :class:`AgentSpec`.
+    env_id
+        A registered id (``hbo_envs.ENV_IDS``).
+    seeds
+        An int ``n`` (seeds ``0 .. n-1``) or an iterable of seeds. Cell seed ``s`` resets
+        the env with ``s`` and the agent with a derived seed.
+    horizon, env_kwargs
+        Passed to ``gym.make`` (``horizon=None`` keeps the env's default).
+    backend, workers, address
+        ``"local"`` (``workers`` processes; ``1`` runs in this process) or ``"ray"``
+        (``ray.init(address=address or $RAY_ADDRESS or a local instance)``).
+    agent_params, label
+        Constructor parameters and an optional explicit label.
+    out
+        Optional results directory (resumable; see :mod:`hbo_envs.harness.store`).
+    on_error
+        ``"raise"``: raise :class:`CellFailure` after the sweep if any cell failed;
+        ``"record"``: keep going and list failures in ``df.attrs["failures"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The record table (:mod:`hbo_envs.harness.records`), one row per recorded round.
+    """
+    check_choice("evaluate", "on_error", on_error, ("raise", "record"))
+    spec = as_agent_spec(agent, agent_params)
+    if label is not None:
+        spec = AgentSpec(spec.source, spec.params, label)
+    cells = build_cells([env_id], [spec], seeds, horizon=horizon, env_kwargs=env_kwargs)
+    res = run_sweep(
+        cells, out=out, backend=backend, workers=workers, progress=progress, address=address
+    )
+    if res.failures and on_error == "raise":
+        first = res.failures[0]
+        raise CellFailure(
+            f"{len(res.failures)} of {len(cells)} cells failed; first: {first['run_name']}\n"
+            f"{first['traceback']}"
+        )
+    df = res.records
+    df.attrs["failures"] = [{k: v for k, v in f.items()} for f in res.failures]
+    return df

@@ -1,0 +1,232 @@
+"""The results directory: atomic per-cell files, resumption, merged tables and metadata.
+
+Layout of ``--out DIR``::
+
+    DIR/cells/<run>.json            status of one cell ("ok" | "failed"), fingerprint, timing,
+                                    the env's problem constants, the traceback of a failure
+    DIR/cells/<run>.parquet         its record rows (see hbo_envs.harness.records)
+    DIR/cells/<run>.snapshot.parquet  final posterior over all points (experiments that ask)
+    DIR/records.parquet, .csv       all record rows of the sweep (written at its end)
+    DIR/summary.parquet, .csv       one row per env x agent (hbo_envs.harness.summary)
+    DIR/snapshots.parquet           all posterior snapshots (when any)
+    DIR/meta.json                   package versions, git revision, envs, agents, seeds, ...
+
+``<run>`` is the file-name safe run name ``{env_id}__{agent}__{seed}``. A cell's files are
+written to a temporary name and renamed into place (atomic on POSIX), the ``.json`` last:
+a cell counts as finished exactly when its ``.json`` exists with status ``ok``.
+Re-running a sweep skips finished cells whose fingerprint matches and runs everything
+else (failed cells are retried). A finished cell with a *different* fingerprint (same
+run name, other horizon or parameters) is an error: use a fresh directory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from importlib import metadata as _md
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hbo_envs.harness.cell import CellResult
+from hbo_envs.harness.records import coerce, empty_records
+from hbo_envs.harness.specs import CellSpec, jsonable
+
+__all__ = ["ResultStore", "git_revision", "package_versions"]
+
+_PACKAGES = ("hbo-bench", "numpy", "scipy", "gymnasium", "pandas", "pyarrow", "matplotlib")
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for p in (*_PACKAGES, "ray"):
+        try:
+            out[p] = _md.version(p)
+        except _md.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def git_revision() -> dict[str, Any] | None:
+    """``{"revision", "dirty"}`` of the checkout the package runs from, when it is one."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
+        if rev.returncode != 0:
+            return None
+        st = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        return {"revision": rev.stdout.strip(), "dirty": bool(st.stdout.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Write via ``write(tmp_path)`` then rename onto ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    text = json.dumps(jsonable(obj), indent=2, sort_keys=False, default=str, allow_nan=True)
+    _atomic_write(path, lambda p: p.write_text(text + "\n"))
+
+
+def write_table(path: Path, df: pd.DataFrame) -> None:
+    if path.suffix == ".csv":
+        _atomic_write(path, lambda p: df.to_csv(p, index=False))
+    else:
+        _atomic_write(path, lambda p: df.to_parquet(p, index=False))
+
+
+class ResultStore:
+    """Reads and writes one results directory (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.cells = self.root / "cells"
+
+    # -- cells ----------------------------------------------------------------------------
+    def _paths(self, spec: CellSpec) -> tuple[Path, Path, Path]:
+        stem = spec.file_stem
+        return (
+            self.cells / f"{stem}.json",
+            self.cells / f"{stem}.parquet",
+            self.cells / f"{stem}.snapshot.parquet",
+        )
+
+    def status(self, spec: CellSpec) -> dict[str, Any] | None:
+        js, _, _ = self._paths(spec)
+        if not js.exists():
+            return None
+        try:
+            return json.loads(js.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def is_done(self, spec: CellSpec) -> bool:
+        """Finished with status ``ok`` and the same fingerprint (raises on a mismatch)."""
+        st = self.status(spec)
+        if st is None or st.get("status") != "ok":
+            return False
+        if st.get("fingerprint") != spec.fingerprint():
+            raise ValueError(
+                f"The results directory {str(self.root)!r} already holds cell "
+                f"{spec.run_name!r} computed with a different configuration (horizon, env "
+                "kwargs, agent parameters or recording options). Use a new --out directory "
+                "(or --fresh to discard the old results)."
+            )
+        return self._paths(spec)[1].exists()
+
+    def write_cell(self, result: CellResult) -> None:
+        js, pq, snap = self._paths(result.spec)
+        if result.status == "ok":
+            write_table(pq, result.records)
+            if result.snapshot is not None:
+                write_table(snap, result.snapshot)
+        status = {
+            "status": result.status,
+            "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **result.info,
+            "agent_spec": result.spec.agent.describe(),
+            "env_kwargs": result.spec.env_kwargs,
+            "horizon_requested": result.spec.horizon,
+        }
+        if result.error:
+            status["traceback"] = result.error
+        write_json(js, status)
+
+    def read_cell(self, spec: CellSpec) -> pd.DataFrame:
+        return pd.read_parquet(self._paths(spec)[1])
+
+    # -- merged tables --------------------------------------------------------------------
+    def cell_statuses(self) -> list[dict[str, Any]]:
+        out = []
+        for p in sorted(self.cells.glob("*.json")):
+            try:
+                out.append(json.loads(p.read_text()))
+            except (OSError, json.JSONDecodeError):
+                continue
+        return out
+
+    def load_records(self) -> pd.DataFrame:
+        """All record rows: the merged file if present and complete, else the cell files."""
+        merged = self.root / "records.parquet"
+        if merged.exists():
+            return pd.read_parquet(merged)
+        return self.collect_records()
+
+    def collect_records(self, specs: list[CellSpec] | None = None) -> pd.DataFrame:
+        if specs is None:
+            files = sorted(
+                p for p in self.cells.glob("*.parquet") if not p.name.endswith(".snapshot.parquet")
+            )
+        else:
+            files = [self._paths(s)[1] for s in specs]
+            files = [p for p in files if p.exists()]
+        if not files:
+            return empty_records()
+        df = pd.concat([pd.read_parquet(p) for p in files], ignore_index=True)
+        return coerce(df).sort_values(["env_id", "agent", "seed", "t"], ignore_index=True)
+
+    def collect_snapshots(self, specs: list[CellSpec] | None = None) -> pd.DataFrame | None:
+        if specs is None:
+            files = sorted(self.cells.glob("*.snapshot.parquet"))
+        else:
+            files = [p for p in (self._paths(s)[2] for s in specs) if p.exists()]
+        if not files:
+            return None
+        return pd.concat([pd.read_parquet(p) for p in files], ignore_index=True)
+
+    def write_merged(
+        self, records: pd.DataFrame, summary: pd.DataFrame, snapshots: pd.DataFrame | None
+    ) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_table(self.root / "records.parquet", records)
+        write_table(self.root / "records.csv", records)
+        write_table(self.root / "summary.parquet", summary)
+        write_table(self.root / "summary.csv", summary)
+        if snapshots is not None:
+            write_table(self.root / "snapshots.parquet", snapshots)
+
+    def invalidate_merged(self) -> None:
+        for name in ("records.parquet", "records.csv", "summary.parquet", "summary.csv"):
+            (self.root / name).unlink(missing_ok=True)
+
+    # -- metadata -------------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any]:
+        p = self.root / "meta.json"
+        return json.loads(p.read_text()) if p.exists() else {}
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        write_json(self.root / "meta.json", meta)
+
+
+def base_meta() -> dict[str, Any]:
+    return {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": sys.argv,
+        "packages": package_versions(),
+        "git": git_revision(),
+        "platform": platform.platform(),
+    }
