@@ -1,0 +1,23 @@
+"""The README stays true: its env table is the registry's, and CI runs its test command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hbo_envs.registration import env_table_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_env_table_matches_registry() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert env_table_markdown() in readme, (
+        "README env table is stale: paste hbo_envs.registration.env_table_markdown() into it"
+    )
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python -m pytest -q" in readme and "python -m pytest -q" in ci
+    assert "pip install -e '.[test,ray]'" in readme and "'.[test,ray]'" in ci
