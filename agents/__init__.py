@@ -1,5 +1,33 @@
-"""Reference agents for heavy-tailed and corrupted kernelized bandits (filled in by issue 3)."""
+"""Reference agents for heavy-tailed and corrupted kernelized bandits.
 
+>>> import agents
+>>> agents.available()
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb')
+>>> agent = agents.make("tgp-ucb", schedule="theory")
+
+Every GP agent is built on one exact posterior engine
+(:class:`agents.gp.engine.GPPosteriorEngine`); :func:`agents.check_agent` checks any
+agent (ours or a third party's) against the :class:`Agent` protocol.
+"""
+
+from agents.checks import AgentCheckError, check_agent
+from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
+from agents.heavy_tailed import CATGPUCB, TGPUCB, MoMGPUCB
 from agents.protocol import Agent
+from agents.registry import AGENT_SPECS, available, make, register
 
-__all__ = ["Agent"]
+__all__ = [
+    "AGENT_SPECS",
+    "Agent",
+    "AgentCheckError",
+    "CATGPUCB",
+    "GPPosteriorEngine",
+    "GPUCB",
+    "GPUCBAgent",
+    "MoMGPUCB",
+    "TGPUCB",
+    "available",
+    "check_agent",
+    "make",
+    "register",
+]

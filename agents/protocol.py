@@ -14,9 +14,11 @@ An agent sees only the :class:`~hbo_envs.problem.Problem` and the rewards it rec
 ...         pass
 ...     def posterior(self):
 ...         import numpy as np
-...         return np.zeros(self.n), np.full(self.n, np.inf)
+...         return np.zeros(self.n), np.ones(self.n)
 >>> isinstance(Uniform(), Agent)
 True
+>>> from agents import check_agent
+>>> check_agent(Uniform())
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ class Agent(Protocol):
     ``reset(problem, seed=...)`` starts a new run; ``act()`` returns the index of the point
     to play; ``update(action, reward)`` feeds back the observed payoff; ``posterior()``
     returns ``(estimate, width)``, the agent's current estimate of ``f`` on every point and
-    the half-width of its confidence band (shape ``(problem.n,)`` each).
+    the half-width of its confidence band (shape ``(problem.n,)`` each, finite).
+
+    Hyperparameters belong in ``__init__``; validation and all run state belong in
+    ``reset``. Draw randomness only from one ``np.random.Generator`` seeded in ``reset``
+    (same seed, same rewards -> same actions). :func:`agents.check_agent` checks all this.
     """
 
     name: str

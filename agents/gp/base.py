@@ -1,0 +1,200 @@
+"""Common machinery of the UCB-style GP agents: parameters, validation, argmax, protocol.
+
+A subclass declares its hyperparameters in ``__init__`` (stored, never validated there),
+sets up its schedules in :meth:`GPUCBAgent._setup` (called by ``reset`` after the
+common validation) and says how an observation enters the posterior in
+:meth:`GPUCBAgent._observe`. Everything numeric goes through one
+:class:`~agents.gp.engine.GPPosteriorEngine`.
+
+Rounds are 1-based: ``act()`` at round ``t`` plays
+``x_t = argmax_x mu_{t-1}(x) + beta_t sigma_{t-1}(x)`` (Chowdhury–Gopalan 2019 Alg. 1;
+Park–Lee 2024 Alg. 1 line 5), and ``posterior()`` returns
+``(mu_{t-1}, beta_t sigma_{t-1})``: the estimate and the half-width of the confidence
+band the next action is chosen from.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from agents.gp.engine import GPPosteriorEngine
+from agents.schedules import SCHEDULE_SETS, Schedule
+from hbo_envs.validation import check_choice, check_real, param_error
+
+__all__ = ["GPUCBAgent", "TIE_RTOL"]
+
+#: Scores within this relative distance of the maximum count as tied; ties are broken
+#: uniformly at random with the agent's own generator (so the prior round, where every
+#: score is equal, does not always play arm 0, and the result is seed-deterministic).
+TIE_RTOL = 1e-12
+
+
+def _finite_constant(owner: str, name: str, value: Any, fix: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x):
+        raise ValueError(
+            f"{owner} needs a finite problem.{name} for its default schedules; got {value!r}. {fix}"
+        )
+    return x
+
+
+class GPUCBAgent:
+    """Base class of the GP-UCB family (not registered itself).
+
+    Parameters common to every subclass
+    -----------------------------------
+    schedule : {"experiment", "theory"}
+        Which default schedule set to use (DESIGN.md "Resolved ambiguities").
+    lam : float
+        Regularisation ``lambda > 0`` of ``(K_t + lambda I)`` (default 1, the papers'
+        experiments).
+    delta : float
+        Confidence level ``delta`` in ``(0, 1]`` of the ``beta_t`` schedules (default 0.1).
+    beta : None, float or callable
+        Override of the confidence width ``beta_t`` (a constant or ``f(t)``).
+    """
+
+    name: str = ""
+
+    def __init__(
+        self,
+        *,
+        schedule: str = "experiment",
+        lam: float = 1.0,
+        delta: float = 0.1,
+        beta: Any = None,
+    ) -> None:
+        self.schedule = schedule
+        self.lam = lam
+        self.delta = delta
+        self.beta = beta
+
+    # ------------------------------------------------------------------ params
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments (hyperparameters), as given."""
+        import inspect
+
+        sig = inspect.signature(type(self).__init__)
+        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    @property
+    def _owner(self) -> str:
+        return type(self).__name__
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        """Validate the hyperparameters against ``problem`` and start a new run."""
+        owner = self._owner
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+        ):
+            raise param_error(owner, "seed", "None or a non-negative integer", seed)
+        self.schedule_ = check_choice(owner, "schedule", self.schedule, SCHEDULE_SETS)
+        self.lam_ = check_real(owner, "lam", self.lam, 0.0, None, "neither")
+        self.delta_ = check_real(owner, "delta", self.delta, 0.0, 1.0, "right")
+        self.problem_ = problem
+        self.n_ = int(problem.n)
+        self.rng_ = np.random.default_rng(seed)
+        self._setup(problem)
+        self.engine_ = GPPosteriorEngine(
+            problem.kernel_matrix, self.lam_, n_outputs=self._n_outputs()
+        )
+        self.t_ = 1
+        self._pending: int | None = None
+        self._beta_cache: tuple[int, float] = (0, 0.0)
+
+    def act(self) -> int:
+        """Index of the point to play this round (the same until ``update`` is called)."""
+        if self._pending is None:
+            # Chowdhury–Gopalan Alg. 1 / Park–Lee Alg. 1 line 5:
+            # x_t = argmax_x mu_{t-1}(x) + beta_t sigma_{t-1}(x).
+            ucb = self._estimate() + self._beta_t() * self.engine_.std()
+            self._pending = self._argmax(ucb)
+        return self._pending
+
+    def update(self, action: int, reward: float) -> None:
+        """Feed back the payoff ``reward`` observed at ``action``."""
+        a = self._check_action(action)
+        y = self._check_reward(reward)
+        self._observe(a, y)
+        self.t_ += 1
+        self._pending = None
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu_{t-1}(x), beta_t sigma_{t-1}(x))`` at every point, shape (n,) each."""
+        return self._estimate().copy(), self._beta_t() * self.engine_.std()
+
+    # ------------------------------------------------------------------ hooks
+    def _setup(self, problem: Any) -> None:
+        """Validate the subclass's parameters and build its schedules."""
+        raise NotImplementedError
+
+    def _observe(self, arm: int, reward: float) -> None:
+        """Condition the posterior on ``reward`` (possibly transformed) at ``arm``."""
+        raise NotImplementedError
+
+    def _n_outputs(self) -> int:
+        return 1
+
+    def _estimate(self) -> np.ndarray:
+        return self.engine_.mean[:, 0]
+
+    def _default_beta(self, t: int) -> float:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ helpers
+    def _beta_t(self) -> float:
+        t = self.t_
+        if self._beta_cache[0] != t:
+            self._beta_cache = (t, self.beta_(t))
+        return self._beta_cache[1]
+
+    def _make_beta(self) -> Schedule:
+        return Schedule.resolve(self._owner, "beta", self.beta, self._default_beta)
+
+    def _constant(self, problem: Any, name: str, *, override: str = "beta") -> float:
+        return _finite_constant(
+            self._owner,
+            name,
+            getattr(problem, name),
+            f"Pass {override}=... to {self._owner} to override the schedule that uses it.",
+        )
+
+    def _argmax(self, scores: np.ndarray) -> int:
+        best = float(np.max(scores))
+        if not math.isfinite(best):
+            raise FloatingPointError(
+                f"{self._owner}: non-finite acquisition score {best!r} at round {self.t_}."
+            )
+        tied = np.flatnonzero(scores >= best - TIE_RTOL * max(1.0, abs(best)))
+        if tied.size == 1:
+            return int(tied[0])
+        return int(tied[self.rng_.integers(tied.size)])
+
+    def _check_action(self, action: Any) -> int:
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+            raise param_error(self._owner, "action", f"an integer in [0, {self.n_ - 1}]", action)
+        a = int(action)
+        if not 0 <= a < self.n_:
+            raise param_error(self._owner, "action", f"an integer in [0, {self.n_ - 1}]", action)
+        return a
+
+    def _check_reward(self, reward: Any) -> float:
+        try:
+            y = float(reward)
+        except (TypeError, ValueError):
+            y = math.nan
+        if not math.isfinite(y):
+            raise param_error(self._owner, "reward", "a finite real number", reward)
+        return y

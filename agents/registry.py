@@ -1,0 +1,90 @@
+"""The registry of reference agents: one entry per name (data, not code).
+
+``make(name, **params)`` builds an agent by name, ``available()`` lists the names. A new
+algorithm adds one :class:`AgentEntry` to :data:`AGENT_SPECS` (or calls :func:`register`
+for a third-party class):
+
+>>> import agents
+>>> agents.available()
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb')
+>>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
+'tgp-ucb'
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from hbo_envs.validation import param_error
+
+__all__ = ["AGENT_SPECS", "AgentEntry", "available", "make", "register", "resolve"]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """``name`` -> ``entry_point`` (``"module:Class"``) and the paper it implements."""
+
+    name: str
+    entry_point: str
+    paper: str = ""
+
+
+AGENT_SPECS: tuple[AgentEntry, ...] = (
+    AgentEntry(
+        "gp-ucb",
+        "agents.gp.gp_ucb:GPUCB",
+        "Srinivas et al. 2010; IGP-UCB beta of Chowdhury–Gopalan 2017",
+    ),
+    AgentEntry(
+        "tgp-ucb",
+        "agents.heavy_tailed.tgp_ucb:TGPUCB",
+        "Chowdhury–Gopalan 2019, Algorithm 1",
+    ),
+    AgentEntry(
+        "ca-tgp-ucb",
+        "agents.heavy_tailed.ca_tgp_ucb:CATGPUCB",
+        "Park–Lee 2024, Algorithm 1",
+    ),
+    AgentEntry(
+        "mom-gp-ucb",
+        "agents.heavy_tailed.mom_gp_ucb:MoMGPUCB",
+        "Park–Lee 2024, Algorithm 2",
+    ),
+)
+
+_REGISTRY: dict[str, AgentEntry] = {e.name: e for e in AGENT_SPECS}
+
+
+def register(name: str, entry_point: str, paper: str = "") -> None:
+    """Register ``entry_point`` (``"module:Class"``) under ``name`` (must be new)."""
+    if name in _REGISTRY:
+        raise ValueError(f"An agent named {name!r} is already registered.")
+    if ":" not in entry_point:
+        raise param_error("register", "entry_point", "of the form 'module:Class'", entry_point)
+    _REGISTRY[name] = AgentEntry(name, entry_point, paper)
+
+
+def available() -> tuple[str, ...]:
+    """Names of every registered agent, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def resolve(name: str) -> type:
+    """The class registered under ``name``."""
+    if name not in _REGISTRY:
+        raise param_error(
+            "agents.make", "name", "one of " + ", ".join(repr(n) for n in _REGISTRY), name
+        )
+    module, _, attr = _REGISTRY[name].entry_point.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def make(name: str, **params: Any) -> Any:
+    """Build the agent registered under ``name`` with hyperparameters ``params``.
+
+    Parameters are only stored here; they are validated when the agent is reset on a
+    problem (an unknown keyword fails immediately with ``TypeError``).
+    """
+    return resolve(name)(**params)

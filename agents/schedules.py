@@ -1,0 +1,86 @@
+"""Schedules (``beta_t``, ``b_t``, ...) and their overrides.
+
+Every schedule of a reference agent has a default formula, chosen by
+``schedule="experiment" | "theory"`` (see ``../shared/DESIGN.md``, "Resolved
+ambiguities"), and can be overridden by the user with either
+
+- a constant (any finite real number), used at every round, or
+- a callable ``f(t) -> float`` of the 1-based round (or episode) index ``t``.
+
+>>> s = Schedule.resolve("TGPUCB", "b", lambda t: t ** 0.25)
+>>> s(16)
+2.0
+>>> Schedule.resolve("TGPUCB", "b", 3.0)(10)
+3.0
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+from hbo_envs.validation import param_error
+
+__all__ = ["Schedule", "SCHEDULE_SETS", "check_override"]
+
+#: The two schedule sets of every reference agent.
+SCHEDULE_SETS = ("experiment", "theory")
+
+_ALLOWED = "None, a finite non-negative real number, or a callable t -> float"
+
+
+def check_override(owner: str, name: str, value: Any) -> Any:
+    """Validate a schedule override: ``None``, a finite real >= 0, or a callable."""
+    if value is None or callable(value):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise param_error(owner, name, _ALLOWED, value)
+    if not math.isfinite(float(value)) or float(value) < 0:
+        raise param_error(owner, name, _ALLOWED, value)
+    return float(value)
+
+
+class Schedule:
+    """A validated schedule ``t -> value`` (checks every value it returns).
+
+    A user callable that returns NaN, an infinity or a negative number at some round
+    raises the uniform parameter error naming the schedule and the round.
+    """
+
+    __slots__ = ("owner", "name", "fn", "constant")
+
+    def __init__(self, owner: str, name: str, fn: Callable[[int], float] | None, constant=None):
+        self.owner, self.name, self.fn, self.constant = owner, name, fn, constant
+
+    @classmethod
+    def resolve(
+        cls, owner: str, name: str, override: Any, default: Callable[[int], float] | None = None
+    ) -> Schedule:
+        """The override if given (constant or callable), else ``default``."""
+        override = check_override(owner, name, override)
+        if override is None:
+            if default is None:
+                raise param_error(owner, name, _ALLOWED + " (no default available)", override)
+            return cls(owner, name, default)
+        if callable(override):
+            return cls(owner, name, override)
+        return cls(owner, name, None, float(override))
+
+    def __call__(self, t: int) -> float:
+        if self.constant is not None:
+            return self.constant
+        value = self.fn(t)  # type: ignore[misc]
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = math.nan
+        if not (math.isfinite(x) and x >= 0):
+            raise param_error(
+                self.owner,
+                self.name,
+                f"a schedule returning finite non-negative numbers (at t={t})",
+                value,
+            )
+        return x
