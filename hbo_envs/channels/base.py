@@ -58,13 +58,15 @@ class RewardChannel:
         """Exact moment constants for objective values ``f`` on the candidate set.
 
         Every channel's constants depend on ``f`` only through ``c = max|f|`` (the raw
-        moment ``E|c + eta|^p`` is convex and even in ``c``). ``c`` is rounded *up* to 12
-        decimals — which can only enlarge ``v`` — and the result cached per process, so
-        re-drawing a normalised objective at every reset costs nothing.
+        moment ``E|c + eta|^p`` is convex and even in ``c``). ``c`` is rounded up to 9
+        decimals (values within ``1e-15`` above a grid point round down, so that
+        ``max|f| = 1 + 2e-16`` after normalisation hits the cache) and the result is cached
+        per process, so re-drawing a normalised objective at every reset costs nothing. The
+        channels' relative safety margin of ``1e-9`` on ``v`` covers that ``1e-15``.
         """
         f = np.asarray(f, dtype=float)
         self.validate(f)
-        c = math.ceil(float(np.max(np.abs(f))) * 1e12) / 1e12
+        c = math.ceil(float(np.max(np.abs(f))) * 1e9 - 1e-6) / 1e9
         return _cached_moments(self, c)
 
     def moments_at(self, c: float) -> Moments:  # pragma: no cover - abstract

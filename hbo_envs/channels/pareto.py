@@ -74,7 +74,7 @@ class Pareto(RewardChannel):
 
     def moments_at(self, c: float) -> Moments:
         a, p, sup = self.shape, 1.0 + self.alpha, c
-        v = a * (self._unit_scale * sup) ** p / (a - p)
+        v = a * (self._unit_scale * sup) ** p / (a - p) * (1.0 + 1e-9)  # margin: see moments()
         central = abs_moment(self.unit_distribution(), -1.0, 1.0, p, upper_tail=a)
         return Moments(self.alpha, float(v), float(sup**p * central), self._unit_scale * sup)
 

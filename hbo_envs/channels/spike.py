@@ -35,7 +35,7 @@ class Spike(RewardChannel):
 
     def moments_at(self, c: float) -> Moments:
         p, m = 1.0 + self.alpha, self.magnitude
-        v = 0.5 * (abs(c + m) ** p + abs(c - m) ** p)
+        v = 0.5 * (abs(c + m) ** p + abs(c - m) ** p) * (1.0 + 1e-9)  # margin: see moments()
         return Moments(self.alpha, float(v), float(m**p), m)
 
     def new_episode(self, f: np.ndarray, rng: np.random.Generator) -> int:
