@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,8 @@ from hbo_envs.problem import Problem
 from hbo_envs.validation import check_int, param_error
 
 __all__ = ["GPBanditEnv", "ObjectiveSpec"]
+
+_OBS = np.int64(0)  # the constant placeholder observation
 
 ObjectiveSpec = Objective | str | dict[str, Any] | Callable[[np.random.Generator], Objective]
 
@@ -130,6 +133,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         m = self.channel.moments(obj.values)
         self.objective = obj
         self._f = np.asarray(obj.values)
+        self._f_list = [float(x) for x in obj.values]  # Python floats: fast per-step lookup
         self._f_star = obj.f_star
         self.problem = Problem(
             points=obj.points,
@@ -164,9 +168,11 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         self._channel_state = self.channel.new_episode(self._f, self.np_random)
         self._t = 0
         self._corruption_used = 0.0
-        return np.int64(0), {}
+        return _OBS, {}
 
     def _check_action(self, action: Any) -> int:
+        if type(action) is int and 0 <= action < self.action_space.n:  # the fast path
+            return action
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         if isinstance(action, bool | np.bool_) or not isinstance(action, numbers.Integral):
@@ -189,11 +195,11 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
             raise RuntimeError(
                 f"The episode is over (horizon={self.horizon} rounds played); call reset()."
             )
-        fx = float(self._f[a])
+        fx = self._f_list[a]
         y = self.channel.sample(fx, a, self.np_random, self._channel_state)
         corruption = 0.0
         y += corruption
-        if not np.isfinite(y):  # pragma: no cover - channels guarantee finite draws
+        if not math.isfinite(y):  # pragma: no cover - channels guarantee finite draws
             raise FloatingPointError(f"non-finite reward {y!r} at action {a}")
         self._t += 1
         info = {
@@ -203,4 +209,4 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
             "corruption_used": self._corruption_used,
             "t": self._t,
         }
-        return np.int64(0), float(y), False, self._t >= self.horizon, info
+        return _OBS, float(y), False, self._t >= self.horizon, info
