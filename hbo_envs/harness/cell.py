@@ -13,10 +13,16 @@ computes an exact RKHS norm over 5000 points); every cell resets its env with it
 seed, which restores the env completely, so a cached env gives exactly the numbers of a
 fresh one. The loop steps ``env.unwrapped`` (the Gymnasium wrappers only re-check what
 ``step`` already validates).
+
+Threads: a cell runs with BLAS limited to one thread (``threadpoolctl``); parallelism comes
+from running cells side by side. On this project's 100-point problems a second OpenBLAS
+thread makes the GP engine's rank-one updates about ten times *slower*, and with several
+cells per machine it would oversubscribe the cores.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections import OrderedDict
@@ -84,8 +90,28 @@ def _coverage(agent: Any, f: np.ndarray) -> float:
     return float(np.mean(np.abs(est - f) <= width))
 
 
+_CONTROLLER: Any = None
+
+
+def _one_blas_thread() -> Any:
+    """Context manager limiting BLAS/OpenMP pools to one thread (no-op without threadpoolctl)."""
+    global _CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1)
+
+
 def run_cell(spec: CellSpec) -> CellResult:
     """Run one cell; an exception from the agent (or env) becomes a ``failed`` result."""
+    with _one_blas_thread():
+        return _run_cell(spec)
+
+
+def _run_cell(spec: CellSpec) -> CellResult:
     t_start = time.perf_counter()
     info: dict[str, Any] = {
         "run_name": spec.run_name,

@@ -1,0 +1,354 @@
+"""The ``hbo-bench`` command line: run, summary, plot, reproduce, list.
+
+Examples::
+
+    hbo-bench run --env hbo/RKHS-SE-StudentT-v0 --agent tgp-ucb --agent gp-ucb \\
+        --seeds 0-19 --horizon 20000 --out runs/fig1a
+    hbo-bench run --env hbo/GPBandit-v0 --agent 'mypkg.agents:MyAgent[lr=0.1]' \\
+        --seeds 0-9 --backend ray --out runs/mine
+    hbo-bench summary runs/fig1a
+    hbo-bench plot runs/fig1a --format png svg
+    hbo-bench reproduce cg2019-fig1a --quick
+    hbo-bench list
+
+Exit status: 0 when every cell finished, 1 when some cell failed (a failure summary is
+printed; rerunning the same command retries only unfinished cells), 2 on a usage error,
+130 when interrupted (finished cells are kept; rerun to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _add_exec_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local: processes (default: CPU count; 1 runs in-process); ray: max tasks in flight",
+    )
+    p.add_argument("--address", default=None, help="Ray address (default: $RAY_ADDRESS or local)")
+    p.add_argument("--fresh", action="store_true", help="discard existing results in --out")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (it is off when not a TTY)"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="hbo-bench",
+        description="Benchmark bandit agents on heavy-tailed / corrupted kernelized bandits.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run envs x agents x seeds and write results")
+    r.add_argument("--env", action="append", required=True, help="env id (repeatable)")
+    r.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        help="registered name or module:Class, optionally with [key=value,...] (repeatable)",
+    )
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--seeds", default=None, help="seeds, e.g. '0-19' or '0,3,7' (default 0-4)")
+    g.add_argument("--n-seeds", type=int, default=None, help="seeds 0 .. N-1")
+    r.add_argument("--horizon", type=int, default=None, help="rounds T (default: env's)")
+    r.add_argument("--env-kwargs", default=None, help="JSON dict passed to gym.make")
+    r.add_argument("--out", required=True, help="results directory (resumable)")
+    r.add_argument("--resolution", type=int, default=200, help="record-grid size (see docs)")
+    r.add_argument("--coverage-points", type=int, default=20, help="coverage checkpoints")
+    r.add_argument("--plot", action="store_true", help="also write DIR/regret.png")
+    _add_exec_options(r)
+
+    s = sub.add_parser("summary", help="print the regret table of a results directory")
+    s.add_argument("dir")
+    s.add_argument("--format", choices=("table", "csv", "markdown", "runtime"), default="table")
+
+    p = sub.add_parser("plot", help="plot mean ± CI of R_t and R_t/t (one panel per env)")
+    p.add_argument("dir")
+    p.add_argument("--out", default=None, help="output path without extension (default DIR/regret)")
+    p.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
+    p.add_argument("--title", default=None)
+    p.add_argument("--logy", action="store_true", help="log scale for R_t/t")
+
+    q = sub.add_parser("reproduce", help="run a named paper experiment")
+    q.add_argument("name", nargs="?", help="experiment name (see --list)")
+    q.add_argument("--list", action="store_true", help="list experiments")
+    q.add_argument("--quick", action="store_true", help="small faithful version (~1 minute)")
+    q.add_argument("--out", default=None, help="results directory (default runs/NAME[-quick])")
+    q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
+    q.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
+    _add_exec_options(q)
+
+    sub.add_parser("list", help="list envs, agents and experiments")
+    return ap
+
+
+class UsageError(Exception):
+    pass
+
+
+def _print_failures(failures: list[dict[str, Any]]) -> None:
+    if not failures:
+        return
+    print(f"\n{len(failures)} cell(s) FAILED:", file=sys.stderr)
+    for f in failures:
+        print(f"  {f['run_name']}: {f['error']}", file=sys.stderr)
+    print(
+        "Tracebacks are in <out>/cells/<run>.json; rerun the same command to retry them.",
+        file=sys.stderr,
+    )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hbo_envs.harness import build_cells, format_table, parse_agent, parse_seeds, run_sweep
+
+    if args.n_seeds is not None:
+        if args.n_seeds < 1:
+            raise UsageError(f"--n-seeds must be a positive integer. Got {args.n_seeds}.")
+        seeds: Any = args.n_seeds
+    else:
+        seeds = parse_seeds(args.seeds or "0-4")
+    env_kwargs = {}
+    if args.env_kwargs:
+        try:
+            env_kwargs = json.loads(args.env_kwargs)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--env-kwargs must be a JSON object: {exc}") from None
+        if not isinstance(env_kwargs, dict):
+            raise UsageError(f"--env-kwargs must be a JSON object. Got {args.env_kwargs!r}.")
+    specs = [parse_agent(a) for a in args.agent]
+    cells = build_cells(
+        args.env,
+        specs,
+        seeds,
+        horizon=args.horizon,
+        env_kwargs=env_kwargs,
+        resolution=args.resolution,
+        coverage_points=args.coverage_points,
+    )
+    res = run_sweep(
+        cells,
+        out=args.out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=False if args.no_progress else None,
+        fresh=args.fresh,
+        address=args.address,
+    )
+    print(f"{res.ran} cell(s) run, {res.skipped} already finished; results in {args.out}")
+    print(format_table(res.summary))
+    if args.plot and not res.records.empty:
+        from hbo_envs.harness.plotting import plot_regret
+
+        for p in plot_regret(res.records, [Path(args.out) / "regret.png"]):
+            print(f"wrote {p}")
+    _print_failures(res.failures)
+    return 1 if res.failures else 0
+
+
+def _load(dir_: str) -> tuple[Any, Any]:
+    from hbo_envs.harness import ResultStore, summarize
+
+    store = ResultStore(dir_)
+    if not store.root.is_dir():
+        raise UsageError(f"No results directory {dir_!r}.")
+    records = store.load_records()
+    sp = store.root / "summary.parquet"
+    if sp.exists():
+        import pandas as pd
+
+        summary = pd.read_parquet(sp)
+    else:
+        failed: dict[tuple[str, str], int] = {}
+        for st in store.cell_statuses():
+            if st.get("status") != "ok":
+                key = (st.get("env_id", "?"), st.get("agent", "?"))
+                failed[key] = failed.get(key, 0) + 1
+        summary = summarize(records, failed)
+    return records, summary
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from hbo_envs.harness import format_table
+
+    _, summary = _load(args.dir)
+    if args.format == "csv":
+        summary.to_csv(sys.stdout, index=False)
+    elif args.format == "markdown":
+        print(summary.to_markdown(index=False) if _has_tabulate() else summary.to_string())
+    else:
+        print(format_table(summary, runtime=args.format == "runtime"))
+    return 0
+
+
+def _has_tabulate() -> bool:
+    try:
+        import tabulate  # noqa: F401
+
+        return True
+    except ImportError:
+        return False
+
+
+def _plot_dir(
+    dir_: str, out: str | None, formats: Sequence[str], title: str | None, logy: bool = False
+) -> list[Path]:
+    from hbo_envs.harness import ResultStore
+    from hbo_envs.harness.plotting import plot_confidence, plot_regret
+
+    records, _ = _load(dir_)
+    if records.empty:
+        raise UsageError(f"No finished cells in {dir_!r}; nothing to plot.")
+    base = Path(out) if out else Path(dir_) / "regret"
+    written = plot_regret(
+        records, [base.with_suffix(f".{f}") for f in formats], title=title, logy_avg=logy
+    )
+    snaps = ResultStore(dir_).collect_snapshots()
+    if snaps is not None:
+        cbase = base.with_name("confidence")
+        written += plot_confidence(
+            snaps, [cbase.with_suffix(f".{f}") for f in formats], title=title
+        )
+    return written
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    for p in _plot_dir(args.dir, args.out, args.format, args.title, args.logy):
+        print(f"wrote {p}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from hbo_envs.harness import build_cells, format_table, run_sweep
+    from hbo_envs.harness.experiments import EXPERIMENTS
+    from hbo_envs.harness.plotting import plot_confidence, plot_regret
+
+    if args.list or not args.name:
+        for name, e in EXPERIMENTS.items():
+            print(f"{name:16s} {e.title}")
+        return 0 if args.list else 2
+    if args.name not in EXPERIMENTS:
+        raise UsageError(
+            f"Unknown experiment {args.name!r}. Known: {', '.join(EXPERIMENTS)} "
+            "(hbo-bench reproduce --list)."
+        )
+    exp = EXPERIMENTS[args.name]
+    specs, skipped = exp.agent_specs(paper_only=args.paper_only)
+    if not specs:
+        raise UsageError(
+            f"None of the agents of {exp.name} is available ({', '.join(skipped)}); "
+            "is the 'agents' package installed?"
+        )
+    seeds = exp.quick_seeds if args.quick else exp.seeds
+    out = Path(args.out or f"runs/{exp.name}{'-quick' if args.quick else ''}")
+    print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
+    scale = f"{seeds} seeds, T = " + ", ".join(
+        str(exp.horizon_for(e, args.quick) or "env default") for e in exp.envs
+    )
+    print(
+        f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
+        + ", ".join(s.label for s in specs)
+    )
+    if skipped:
+        print(f"  skipped (not available yet): {', '.join(skipped)}")
+    cells = []
+    for env in exp.envs:
+        cells += build_cells(
+            [env], specs, seeds, horizon=exp.horizon_for(env, args.quick), snapshot=exp.snapshot
+        )
+    meta = {
+        "experiment": {
+            "name": exp.name,
+            "title": exp.title,
+            "citation": exp.citation,
+            "protocol": exp.protocol,
+            "quick": bool(args.quick),
+            "expect": exp.expect,
+            "skipped_agents": skipped,
+        }
+    }
+    res = run_sweep(
+        cells,
+        out=out,
+        backend=args.backend,
+        workers=args.workers,
+        progress=False if args.no_progress else None,
+        fresh=args.fresh,
+        meta=meta,
+        address=args.address,
+    )
+    print(f"\n{res.ran} cell(s) run, {res.skipped} already finished; results in {out}")
+    print(format_table(res.summary, runtime=exp.kind == "runtime"))
+    if exp.kind == "runtime":
+        print("\n" + format_table(res.summary))
+    if not res.records.empty:
+        title = exp.title + (" [quick]" if args.quick else "")
+        metrics = (
+            ("avg_regret", "regret") if exp.metric == "avg_regret" else ("regret", "avg_regret")
+        )
+        paths = plot_regret(
+            res.records,
+            [out / f"regret.{f}" for f in args.format],
+            title=title,
+            metrics=metrics,
+            envs=list(exp.envs),
+        )
+        if exp.kind == "confidence" and res.snapshots is not None:
+            paths += plot_confidence(
+                res.snapshots, [out / f"confidence.{f}" for f in args.format], title=title
+            )
+        for p in paths:
+            print(f"wrote {p}")
+    print(f"\nThe paper shows: {exp.expect}")
+    _print_failures(res.failures)
+    return 1 if res.failures else 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    import hbo_envs
+    from hbo_envs.harness.experiments import EXPERIMENTS, available_agent_names
+
+    print("envs:\n  " + "\n  ".join(hbo_envs.ENV_IDS))
+    names = sorted(available_agent_names())
+    print("agents:\n  " + ("\n  ".join(names) if names else "(none registered)"))
+    print("experiments:\n  " + "\n  ".join(f"{n:16s} {e.title}" for n, e in EXPERIMENTS.items()))
+    return 0
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "summary": _cmd_summary,
+    "plot": _cmd_plot,
+    "reproduce": _cmd_reproduce,
+    "list": _cmd_list,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hbo-bench`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except (UsageError, ValueError) as exc:
+        print(f"hbo-bench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "\nhbo-bench: interrupted; finished cells are saved, rerun the same command to resume.",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

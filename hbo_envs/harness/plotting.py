@@ -1,0 +1,139 @@
+"""Figures from record tables (plotting only; everything it shows is computed elsewhere).
+
+- :func:`plot_regret` — one column per env; top row the cumulative regret ``R_t``, bottom
+  row the time-average regret ``R_t / t``; per agent the mean over seeds with its 95%
+  bootstrap band (:func:`hbo_envs.harness.stats.bootstrap_mean_band`), and the env's
+  lower-bound rate (dashed) where the records carry one.
+- :func:`plot_confidence` — Chowdhury–Gopalan Fig. 1(f): per agent, ``f`` and the final
+  confidence set ``estimate +- width`` averaged over seeds.
+
+Figures are built with :class:`matplotlib.figure.Figure` (no pyplot, no GUI backend) and
+saved in every requested format (``.png``, ``.svg``, ``.pdf``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from hbo_envs.harness.stats import bootstrap_mean_band
+
+__all__ = ["plot_confidence", "plot_regret"]
+
+_LABELS = {"regret": "cumulative regret $R_t$", "avg_regret": "time-average regret $R_t/t$"}
+
+
+def _save(fig: Figure, paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    out = []
+    for p in paths:
+        p = Path(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p, dpi=130, bbox_inches="tight")
+        out.append(p)
+    return out
+
+
+def _curves(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(t, runs x t array)`` on the rounds every seed recorded."""
+    piv = g.pivot_table(index="seed", columns="t", values=metric, aggfunc="first")
+    piv = piv.dropna(axis=1)
+    return piv.columns.to_numpy(dtype=float), piv.to_numpy(dtype=float)
+
+
+def plot_regret(
+    records: pd.DataFrame,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    metrics: Sequence[str] = ("regret", "avg_regret"),
+    title: str | None = None,
+    envs: Sequence[str] | None = None,
+    agents: Sequence[str] | None = None,
+    logy_avg: bool = False,
+) -> list[Path]:
+    """Mean ± 95% CI of ``R_t`` and ``R_t/t`` over ``t``, one panel column per env."""
+    if records.empty:
+        raise ValueError("plot_regret: the record table is empty (no finished cells).")
+    envs = list(envs or dict.fromkeys(records["env_id"]))
+    agents = list(agents or dict.fromkeys(records["agent"]))
+    colors = {a: f"C{i % 10}" for i, a in enumerate(agents)}
+    ncol, nrow = len(envs), len(metrics)
+    fig = Figure(figsize=(4.2 * ncol + 0.4, 3.2 * nrow + 0.6), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(nrow, ncol, squeeze=False))
+    for j, env in enumerate(envs):
+        ge = records[records["env_id"] == env]
+        for i, metric in enumerate(metrics):
+            ax = axes[i, j]
+            for a in agents:
+                g = ge[ge["agent"] == a]
+                if g.empty:
+                    continue
+                t, c = _curves(g, metric)
+                mean, lo, hi = bootstrap_mean_band(c)
+                ax.plot(t, mean, color=colors[a], lw=1.6, label=f"{a} (n={c.shape[0]})")
+                ax.fill_between(t, lo, hi, color=colors[a], alpha=0.2, lw=0)
+            lb = ge.dropna(subset=["lower_bound"])
+            if not lb.empty:
+                lbt = lb.groupby("t")["lower_bound"].first()
+                y = lbt.to_numpy() if metric == "regret" else lbt.to_numpy() / lbt.index
+                ax.plot(lbt.index, y, "k--", lw=1.2, label="lower-bound rate")
+            ax.set_xlabel("round t")
+            if j == 0:
+                ax.set_ylabel(_LABELS.get(metric, metric))
+            if i == 0:
+                ax.set_title(env.removeprefix("hbo/"), fontsize=10)
+            if metric == "avg_regret" and logy_avg:
+                ax.set_yscale("log")
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for ax in axes.ravel()[1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return _save(fig, paths)
+
+
+def plot_confidence(
+    snapshots: pd.DataFrame,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    title: str | None = None,
+    agents: Sequence[str] | None = None,
+) -> list[Path]:
+    """``f`` and the final ``estimate +- width`` (averaged over seeds), one panel per agent."""
+    if snapshots is None or snapshots.empty:
+        raise ValueError("plot_confidence: no posterior snapshots in the results.")
+    agents = list(agents or dict.fromkeys(snapshots["agent"]))
+    fig = Figure(figsize=(4.6 * len(agents), 3.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(agents), squeeze=False).ravel())
+    for ax, a in zip(axes, agents, strict=True):
+        g = snapshots[snapshots["agent"] == a]
+        m = g.groupby("point")[["x", "f", "estimate", "width"]].mean().sort_values("x")
+        n = g["seed"].nunique()
+        cover = float(np.mean(np.abs(g["estimate"] - g["f"]) <= g["width"]))
+        ax.plot(m["x"], m["f"], "k-", lw=1.8, label="f")
+        ax.plot(m["x"], m["estimate"], "C0-", lw=1.4, label="mean estimate $\\mu_T$")
+        ax.fill_between(
+            m["x"],
+            m["estimate"] - m["width"],
+            m["estimate"] + m["width"],
+            color="C0",
+            alpha=0.25,
+            lw=0,
+            label="$\\mu_T \\pm$ width",
+        )
+        ax.set_title(f"{a}\n(n={n}, coverage {cover:.2f})", fontsize=9)
+        ax.set_xlabel("x")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return _save(fig, paths)
