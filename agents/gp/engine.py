@@ -69,6 +69,24 @@ from scipy.linalg import blas
 
 __all__ = ["GPPosteriorEngine"]
 
+#: Largest ``rows x cols`` block handed to one BLAS ``dger`` call. OpenBLAS runs ``dger``
+#: single-threaded up to 8192 elements; a rank-one update is memory-bound, and threading
+#: it costs more in synchronisation than it saves (milliseconds per call when several
+#: runs share the cores, as in a parallel sweep), so larger updates go column block by
+#: column block.
+_GER_BLOCK = 8192
+
+
+def _column_blocks(rows: int, cols: int) -> list[tuple[int, int]]:
+    width = max(1, _GER_BLOCK // max(rows, 1))
+    return [(j, min(j + width, cols)) for j in range(0, cols, width)]
+
+
+def _rank1_update(A: np.ndarray, alpha: float, x: np.ndarray, y: np.ndarray, blocks) -> None:
+    """In place ``A += alpha x y^T`` for a Fortran-ordered ``A`` (blocked ``dger``)."""
+    for j0, j1 in blocks:
+        blas.dger(alpha, x, y[j0:j1], a=A[:, j0:j1], overwrite_a=1)
+
 
 class GPPosteriorEngine:
     """Exact GP posterior over a finite candidate set, updated in O(n^2) per observation.
@@ -83,7 +101,7 @@ class GPPosteriorEngine:
         Number ``r`` of reward sequences sharing the covariance (columns of :attr:`mean`).
     refresh_every : int or None
         Re-derive the state from sufficient statistics every this many observations
-        (``None``: ``max(1000, 10 n)``; ``0``: never, pure incremental updates).
+        (``None``: ``max(10000, 10 n)``; ``0``: never, pure incremental updates).
 
     Attributes
     ----------
@@ -121,7 +139,9 @@ class GPPosteriorEngine:
         self.n = n
         self.lam = float(lam)
         self.r = int(n_outputs)
-        self.refresh_every = max(1000, 10 * n) if refresh_every is None else int(refresh_every)
+        self.refresh_every = max(10_000, 10 * n) if refresh_every is None else int(refresh_every)
+        self._cov_blocks = _column_blocks(n, n)
+        self._mean_blocks = _column_blocks(n, self.r)
         self.cov = np.array(K, order="F", copy=True)
         self.mean = np.zeros((n, self.r), order="F")
         self.counts = np.zeros(n, dtype=np.int64)
@@ -166,9 +186,9 @@ class GPPosteriorEngine:
         self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / self.lam)
         # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (lambda + Sigma[a, a]).
         resid = (y - self.mean[arm]) / denom
-        self.mean = blas.dger(1.0, c, resid, a=self.mean, overwrite_a=1)
+        _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
         # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (lambda + Sigma[a, a]).
-        self.cov = blas.dger(-1.0 / denom, c, c, a=cov, overwrite_a=1)
+        _rank1_update(cov, -1.0 / denom, c, c, self._cov_blocks)
         self.counts[arm] += 1
         self.sums[arm] += y
         self.t += 1
