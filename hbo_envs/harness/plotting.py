@@ -54,20 +54,27 @@ def plot_regret(
     envs: Sequence[str] | None = None,
     agents: Sequence[str] | None = None,
     logy_avg: bool = False,
+    max_cols: int = 3,
 ) -> list[Path]:
-    """Mean ± 95% CI of ``R_t`` and ``R_t/t`` over ``t``, one panel column per env."""
+    """Mean ± 95% CI of ``R_t`` and ``R_t/t`` over ``t``; per env a column of panels
+    (one per metric), at most ``max_cols`` envs per row of the figure."""
     if records.empty:
         raise ValueError("plot_regret: the record table is empty (no finished cells).")
     envs = list(envs or dict.fromkeys(records["env_id"]))
     agents = list(agents or dict.fromkeys(records["agent"]))
     colors = {a: f"C{i % 10}" for i, a in enumerate(agents)}
-    ncol, nrow = len(envs), len(metrics)
-    fig = Figure(figsize=(4.2 * ncol + 0.4, 3.2 * nrow + 0.6), layout="constrained")
-    axes = np.atleast_2d(fig.subplots(nrow, ncol, squeeze=False))
-    for j, env in enumerate(envs):
+    nm = len(metrics)
+    ncol = min(len(envs), max_cols)
+    env_rows = -(-len(envs) // ncol)
+    fig = Figure(figsize=(4.2 * ncol + 0.4, 3.0 * nm * env_rows + 0.8), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(nm * env_rows, ncol, squeeze=False))
+    for ax in axes.ravel()[len(envs) * nm :]:
+        ax.set_visible(False)
+    for k, env in enumerate(envs):
         ge = records[records["env_id"] == env]
+        er, j = divmod(k, ncol)
         for i, metric in enumerate(metrics):
-            ax = axes[i, j]
+            ax = axes[er * nm + i, j]
             for a in agents:
                 g = ge[ge["agent"] == a]
                 if g.empty:
@@ -84,13 +91,14 @@ def plot_regret(
             ax.set_xlabel("round t")
             if j == 0:
                 ax.set_ylabel(_LABELS.get(metric, metric))
-            if i == 0:
+            if i == 0 or nm * env_rows > nm:
                 ax.set_title(env.removeprefix("hbo/"), fontsize=10)
             if metric == "avg_regret" and logy_avg:
                 ax.set_yscale("log")
             ax.grid(alpha=0.3)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    for ax in axes.ravel()[1:]:
+    handles: list = []
+    labels: list[str] = []
+    for ax in axes.ravel():
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             if lab not in labels:
                 handles.append(h)

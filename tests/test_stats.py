@@ -1,0 +1,134 @@
+"""Statistical helpers of the harness against hand-computed answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hbo_envs.harness.stats import bootstrap_mean_band, iqm, stratified_bootstrap_ci
+from hbo_envs.harness.summary import final_rows, summarize
+
+
+@pytest.mark.parametrize(
+    ("x", "expected"),
+    [
+        ([5.0], 5.0),  # n = 1: nothing trimmed
+        ([1.0, 3.0], 2.0),  # n = 2: floor(2/4) = 0 trimmed
+        ([1.0, 2.0, 3.0, 100.0], 2.5),  # n = 4: drop 1 and 100
+        ([100.0, 1.0, 3.0, 2.0, 4.0], 3.0),  # n = 5: drop 1 each end -> mean(2, 3, 4)
+        ([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1000.0], 3.5),  # n = 8: drop 2 each end
+    ],
+)
+def test_iqm_hand_values(x: list[float], expected: float) -> None:
+    assert iqm(x) == pytest.approx(expected)
+
+
+def test_iqm_matches_scipy_trim_mean() -> None:
+    from scipy.stats import trim_mean
+
+    x = np.random.default_rng(0).standard_t(2, size=(13, 3))
+    assert iqm(x) == pytest.approx(trim_mean(x.ravel(), 0.25))
+
+
+def test_iqm_refuses_nan() -> None:
+    with pytest.raises(ValueError, match="NaN"):
+        iqm([1.0, np.nan])
+
+
+def test_bootstrap_ci_of_a_constant_is_the_constant() -> None:
+    assert stratified_bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+
+
+def test_bootstrap_ci_two_points() -> None:
+    # resampled means of {0, 1} are 0, 1/2, 1 with probabilities 1/4, 1/2, 1/4:
+    # the 2.5% and 97.5% quantiles are 0 and 1.
+    assert stratified_bootstrap_ci([0.0, 1.0], reps=4000) == (0.0, 1.0)
+
+
+def test_bootstrap_ci_binomial_quantiles() -> None:
+    # x = (0, 0, 0, 1): a resampled mean is K/4, K ~ Bin(4, 1/4).
+    # P(K = 0) = 0.316 > 0.025 -> lower = 0; P(K <= 2) = 0.949, P(K <= 3) = 0.996 -> upper 3/4.
+    lo, hi = stratified_bootstrap_ci([0.0, 0.0, 0.0, 1.0], reps=20000)
+    assert (lo, hi) == (0.0, 0.75)
+
+
+def test_bootstrap_is_stratified_per_task() -> None:
+    # task 2 is constant 10, task 1 resamples {0, 1}: overall mean in {5, 5.25, 5.5}.
+    scores = np.array([[0.0, 10.0], [1.0, 10.0]])
+    assert stratified_bootstrap_ci(scores, reps=4000) == (5.0, 5.5)
+    # with a custom statistic every replicate keeps the (runs, tasks) shape
+    shapes = set()
+
+    def stat(s: np.ndarray) -> float:
+        shapes.add(s.shape)
+        return float(s[:, 1].mean())  # task 2 only: always 10
+
+    assert stratified_bootstrap_ci(scores, stat, reps=50) == (10.0, 10.0)
+    assert shapes == {(2, 2)}
+
+
+def test_bootstrap_ci_is_deterministic_and_covers_the_mean() -> None:
+    x = np.random.default_rng(1).normal(size=30)
+    a = stratified_bootstrap_ci(x, seed=3)
+    assert a == stratified_bootstrap_ci(x, seed=3)
+    assert a[0] < x.mean() < a[1]
+    # roughly mean +- 1.96 * sd / sqrt(n)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+    assert a[1] - a[0] == pytest.approx(2 * half, rel=0.2)
+
+
+def test_bootstrap_band_constant_and_ordered() -> None:
+    c = np.tile(np.arange(5.0), (4, 1))
+    mean, lo, hi = bootstrap_mean_band(c)
+    np.testing.assert_array_equal(mean, np.arange(5.0))
+    np.testing.assert_allclose(lo, np.arange(5.0))
+    np.testing.assert_allclose(hi, np.arange(5.0))
+    c = np.random.default_rng(0).normal(size=(10, 7))
+    mean, lo, hi = bootstrap_mean_band(c)
+    assert np.all(lo <= mean) and np.all(mean <= hi)
+
+
+def _records() -> pd.DataFrame:
+    rows = []
+    for seed, R in enumerate([10.0, 20.0, 30.0, 100.0]):
+        for t, frac in ((5, 0.5), (10, 1.0)):
+            rows.append(
+                {
+                    "env_id": "e",
+                    "agent": "a",
+                    "seed": seed,
+                    "t": t,
+                    "regret": R * frac,
+                    "avg_regret": R * frac / t,
+                    "coverage": 1.0 if t == 10 else np.nan,
+                    "corruption_used": 0.0,
+                    "wall_time": 0.1 * t,
+                    "agent_time": 0.05 * t,
+                    "lower_bound": np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_summary_hand_values() -> None:
+    rec = _records()
+    fin = final_rows(rec)
+    assert fin["t"].tolist() == [10] * 4
+    s = summarize(rec, {("e", "a"): 2}).iloc[0]
+    assert s["n"] == 4 and s["failed"] == 2 and s["T"] == 10
+    assert s["R_T_mean"] == pytest.approx(40.0)
+    assert s["R_T_median"] == pytest.approx(25.0)
+    assert s["R_T_iqm"] == pytest.approx(25.0)
+    assert s["R_T_std"] == pytest.approx(np.std([10, 20, 30, 100], ddof=1))
+    assert s["avg_R_T_mean"] == pytest.approx(4.0)
+    assert s["R_T_ci_low"] < 40 < s["R_T_ci_high"]
+    assert s["coverage_T"] == 1.0
+    assert s["time_per_round_s"] == pytest.approx(0.1)
+    assert s["time_per_cell_s"] == pytest.approx(1.0)
+
+
+def test_summary_lists_pairs_that_only_failed() -> None:
+    s = summarize(_records(), {("e", "b"): 3})
+    row = s[s["agent"] == "b"].iloc[0]
+    assert row["n"] == 0 and row["failed"] == 3 and np.isnan(row["R_T_mean"])
