@@ -86,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--quick", action="store_true", help="small faithful version (~1 minute)")
     q.add_argument("--out", default=None, help="results directory (default runs/NAME[-quick])")
     q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
+    q.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
+    q.add_argument("--horizon", type=int, default=None, help="override T for every env")
     q.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
     _add_exec_options(q)
 
@@ -250,11 +252,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "is the 'agents' package installed?"
         )
     seeds = exp.quick_seeds if args.quick else exp.seeds
+    if args.seeds is not None:
+        if args.seeds < 1:
+            raise UsageError(f"--seeds must be a positive integer. Got {args.seeds}.")
+        seeds = args.seeds
+
+    def horizon(env: str) -> int | None:
+        return args.horizon if args.horizon is not None else exp.horizon_for(env, args.quick)
+
     out = Path(args.out or f"runs/{exp.name}{'-quick' if args.quick else ''}")
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
-    scale = f"{seeds} seeds, T = " + ", ".join(
-        str(exp.horizon_for(e, args.quick) or "env default") for e in exp.envs
-    )
+    scale = f"{seeds} seeds, T = " + ", ".join(str(horizon(e) or "env default") for e in exp.envs)
     print(
         f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
@@ -263,9 +271,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
     cells = []
     for env in exp.envs:
-        cells += build_cells(
-            [env], specs, seeds, horizon=exp.horizon_for(env, args.quick), snapshot=exp.snapshot
-        )
+        cells += build_cells([env], specs, seeds, horizon=horizon(env), snapshot=exp.snapshot)
     meta = {
         "experiment": {
             "name": exp.name,
@@ -273,6 +279,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "citation": exp.citation,
             "protocol": exp.protocol,
             "quick": bool(args.quick),
+            "seeds_override": args.seeds,
+            "horizon_override": args.horizon,
             "expect": exp.expect,
             "skipped_agents": skipped,
         }

@@ -1,0 +1,168 @@
+"""End-to-end tests of the ``hbo-bench`` console script (real subprocesses, tiny budgets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hbo_envs.harness import COLUMNS, SUMMARY_COLUMNS
+
+TESTS = Path(__file__).resolve().parent
+ENV = "hbo/RKHS-SE-Spike-v0"
+ENV_T = "hbo/RKHS-SE-StudentT-v0"
+
+
+def hbo_bench(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "hbo_envs.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_console_script_is_installed() -> None:
+    from importlib.metadata import entry_points
+
+    eps = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert eps.get("hbo-bench") == "hbo_envs.cli:main"
+
+
+def test_run_summary_plot_schema(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = hbo_bench(
+        "run",
+        "--env", ENV_T,
+        "--env", ENV,
+        "--agent", "fixtures_agents:GreedyMean",
+        "--agent", "fixtures_agents:Uniform",
+        "--seeds", "0-2",
+        "--horizon", "700",
+        "--out", str(out),
+        "--workers", "2",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "12 cell(s) run" in r.stdout and "greedy-mean" in r.stdout
+
+    rec = pd.read_parquet(out / "records.parquet")
+    assert list(rec.columns) == list(COLUMNS)
+    assert rec.groupby(["env_id", "agent", "seed"]).ngroups == 12
+    assert (rec.groupby(["env_id", "agent", "seed"])["t"].max() == 700).all()
+    assert len(rec) < 12 * 700  # T = 700 > 500: down-sampled
+    csv = pd.read_csv(out / "records.csv")
+    assert list(csv.columns) == list(COLUMNS) and len(csv) == len(rec)
+    summ = pd.read_csv(out / "summary.csv")
+    assert list(summ.columns) == list(SUMMARY_COLUMNS) and len(summ) == 4
+    assert (summ["n"] == 3).all() and (summ["failed"] == 0).all()
+    # R_T in the summary is the mean of the exact final rows
+    fin = rec[rec["t"] == 700].groupby(["env_id", "agent"])["regret"].mean()
+    for _, row in summ.iterrows():
+        assert row["R_T_mean"] == pytest.approx(fin[(row["env_id"], row["agent"])])
+
+    meta = json.loads((out / "meta.json").read_text())
+    for key in ("packages", "git", "envs", "agents", "seeds", "cells", "seeding", "command"):
+        assert key in meta
+    assert meta["seeds"] == [0, 1, 2]
+    assert meta["packages"]["numpy"] and meta["packages"]["hbo-bench"]
+    assert set(meta["envs"]) == {ENV, ENV_T}
+    assert meta["agents"]["greedy-mean"]["source"] == "fixtures_agents:GreedyMean"
+    assert len(list((out / "cells").glob("*.json"))) == 12
+    assert (out / "cells" / "hbo_RKHS-SE-Spike-v0__greedy-mean__1.parquet").exists()
+
+    s = hbo_bench("summary", str(out))
+    assert s.returncode == 0 and "R_T mean [95% CI]" in s.stdout and "uniform" in s.stdout
+    s = hbo_bench("summary", str(out), "--format", "csv")
+    assert s.stdout.splitlines()[0].split(",") == list(SUMMARY_COLUMNS)
+
+    p = hbo_bench("plot", str(out), "--format", "png", "svg")
+    assert p.returncode == 0, p.stderr
+    png, svg = out / "regret.png", out / "regret.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert "<svg" in svg.read_text()[:2000]
+
+
+def test_resume_skips_finished_cells(tmp_path: Path) -> None:
+    counter = tmp_path / "resets.txt"
+    args = [
+        "run", "--env", ENV, "--agent", "fixtures_agents:CountingUniform",
+        "--seeds", "0-3", "--horizon", "50", "--out", str(tmp_path / "out"), "--workers", "1",
+    ]  # fmt: skip
+    env = {"HBO_TEST_COUNTER": str(counter)}
+    r1 = hbo_bench(*args, env=env)
+    assert r1.returncode == 0, r1.stderr
+    assert len(counter.read_text().split()) == 4
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()}
+    time.sleep(0.01)
+    r2 = hbo_bench(*args, env=env)
+    assert r2.returncode == 0 and "0 cell(s) run, 4 already finished" in r2.stdout
+    assert len(counter.read_text().split()) == 4  # no agent was reset again
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()} == mtimes
+    # a partially finished sweep: delete one cell, only it runs again
+    next((tmp_path / "out" / "cells").glob("*__2.json")).unlink()
+    r3 = hbo_bench(*args, env=env)
+    assert "1 cell(s) run, 3 already finished" in r3.stdout
+    assert len(counter.read_text().split()) == 5
+
+
+def test_failing_third_party_agent_fails_only_its_cells(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = hbo_bench(
+        "run", "--env", ENV,
+        "--agent", "fixtures_agents:FailingAgent[fail_at=7]",
+        "--agent", "fixtures_agents:GreedyMean",
+        "--seeds", "0-2", "--horizon", "40", "--out", str(out), "--workers", "2",
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "3 cell(s) FAILED" in r.stderr and "deliberate failure at round 7" in r.stderr
+    summ = pd.read_csv(out / "summary.csv").set_index("agent")
+    assert summ.loc["greedy-mean", "n"] == 3 and summ.loc["greedy-mean", "failed"] == 0
+    assert summ.loc["failing[fail_at=7]", "n"] == 0
+    assert summ.loc["failing[fail_at=7]", "failed"] == 3
+    st = json.loads(
+        (out / "cells" / "hbo_RKHS-SE-Spike-v0__failing[fail_at=7]__0.json").read_text()
+    )
+    assert st["status"] == "failed" and "Traceback" in st["traceback"]
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["cells"]["failed"] == 3 and len(meta["failures"]) == 3
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    r = hbo_bench(
+        "run", "--env", "hbo/Nope-v0", "--agent", "fixtures_agents:Uniform", "--out", str(tmp_path)
+    )  # fmt: skip
+    assert r.returncode == 2 and "not registered" in r.stderr
+    r = hbo_bench("run", "--env", ENV, "--agent", "no_such_mod:Y", "--out", str(tmp_path))
+    assert r.returncode == 2 and "cannot be imported" in r.stderr
+    r = hbo_bench("reproduce", "no-such-experiment")
+    assert r.returncode == 2 and "Unknown experiment" in r.stderr
+    r = hbo_bench("summary", str(tmp_path / "missing"))
+    assert r.returncode == 2
+
+
+def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
+    pytest.importorskip("agents")
+    r = hbo_bench("reproduce", "--list")
+    assert r.returncode == 0 and "cg2019-fig1a" in r.stdout and "pl2024-table1" in r.stdout
+    out = tmp_path / "fig1f"
+    r = hbo_bench(
+        "reproduce", "cg2019-fig1f", "--quick", "--seeds", "2", "--horizon", "150",
+        "--out", str(out), "--workers", "1",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "gp-ucb[beta=ln t]" in r.stdout and "tgp-ucb[b=t^1/4,beta=ln t]" in r.stdout
+    assert (out / "regret.png").exists() and (out / "confidence.png").exists()
+    snaps = pd.read_parquet(out / "snapshots.parquet")
+    assert set(snaps.columns) >= {"agent", "seed", "point", "x", "f", "estimate", "width"}
+    assert len(snaps) == 2 * 2 * 100
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["experiment"]["name"] == "cg2019-fig1f" and meta["experiment"]["quick"]
