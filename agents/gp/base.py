@@ -172,15 +172,17 @@ class GPUCBAgent:
         )
 
     def _argmax(self, scores: np.ndarray) -> int:
-        best = float(np.max(scores))
+        i = int(np.argmax(scores))
+        best = float(scores[i])
         if not math.isfinite(best):
             raise FloatingPointError(
                 f"{self._owner}: non-finite acquisition score {best!r} at round {self.t_}."
             )
-        tied = np.flatnonzero(scores >= best - TIE_RTOL * max(1.0, abs(best)))
-        if tied.size == 1:
-            return int(tied[0])
-        return int(tied[self.rng_.integers(tied.size)])
+        tied = scores >= best - TIE_RTOL * max(1.0, abs(best))
+        if np.count_nonzero(tied) == 1:
+            return i
+        idx = np.flatnonzero(tied)
+        return int(idx[self.rng_.integers(idx.size)])
 
     def _check_action(self, action: Any) -> int:
         if isinstance(action, bool) or not isinstance(action, numbers.Integral):

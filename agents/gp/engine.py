@@ -175,22 +175,28 @@ class GPPosteriorEngine:
     # ------------------------------------------------------------------ updates
     def observe(self, arm: int, y: Any) -> None:
         """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,))."""
-        y = np.asarray(y, dtype=float).reshape(-1)
-        if y.shape[0] != self.r:
-            raise ValueError(f"expected {self.r} reward value(s); got {y.shape[0]}.")
         cov = self.cov
         c = cov[:, arm].copy()
-        s_aa = c[arm]
+        s_aa = float(c[arm])
         denom = self.lam + s_aa
         # Information gain increment (1/2) ln(1 + sigma_{t-1}^2(x_t) / lambda).
         self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / self.lam)
         # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (lambda + Sigma[a, a]).
-        resid = (y - self.mean[arm]) / denom
-        _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
+        if self.r == 1 and np.ndim(y) == 0:
+            y = float(y)
+            m = self.mean[:, 0]  # a view (the mean is (n, 1))
+            m += c * ((y - m[arm]) / denom)
+            self.sums[arm, 0] += y
+        else:
+            y = np.asarray(y, dtype=float).reshape(-1)
+            if y.shape[0] != self.r:
+                raise ValueError(f"expected {self.r} reward value(s); got {y.shape[0]}.")
+            resid = (y - self.mean[arm]) / denom
+            _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
+            self.sums[arm] += y
         # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (lambda + Sigma[a, a]).
         _rank1_update(cov, -1.0 / denom, c, c, self._cov_blocks)
         self.counts[arm] += 1
-        self.sums[arm] += y
         self.t += 1
         self._since_refresh += 1
         if self.refresh_every and self._since_refresh >= self.refresh_every:
