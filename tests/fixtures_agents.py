@@ -90,3 +90,18 @@ class CountingUniform(Uniform):
         if path:
             with open(path, "a") as fh:
                 fh.write(f"{seed}\n")
+
+
+class SleepyUniform(Uniform):
+    """Uniform that sleeps ``sleep`` seconds at every reset (for interruption tests)."""
+
+    name = "sleepy"
+
+    def __init__(self, sleep: float = 0.5) -> None:
+        self.sleep = sleep
+
+    def reset(self, problem, *, seed=None):
+        import time
+
+        time.sleep(self.sleep)
+        super().reset(problem, seed=seed)

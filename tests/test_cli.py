@@ -166,3 +166,31 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert len(snaps) == 2 * 2 * 100
     meta = json.loads((out / "meta.json").read_text())
     assert meta["experiment"]["name"] == "cg2019-fig1f" and meta["experiment"]["quick"]
+
+
+def test_ctrl_c_keeps_finished_cells_and_resumes(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "out"
+    args = [
+        sys.executable, "-m", "hbo_envs.cli", "run", "--env", ENV,
+        "--agent", "fixtures_agents:SleepyUniform[sleep=0.4]", "--seeds", "0-19",
+        "--horizon", "20", "--out", str(out), "--workers", "1",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(out.glob("cells/*.json"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    done = len(list(out.glob("cells/*.json")))
+    assert 2 <= done < 20
+    assert not list(out.glob("cells/.*.tmp"))  # no half-written files
+    r = hbo_bench(*args[3:], "--no-progress")
+    assert r.returncode == 0
+    assert f"{20 - done} cell(s) run, {done} already finished" in r.stdout

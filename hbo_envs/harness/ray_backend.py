@@ -7,6 +7,9 @@ cell's result to the driver, which writes it (so workers need no shared file sys
 Cells are seeded exactly as on the local backend, so the numbers are identical.
 
 ``workers`` caps the number of tasks in flight (default: no cap; Ray schedules by CPU).
+Third-party agents given as ``module:Class`` must be importable on the workers (installed
+there, or on ``PYTHONPATH``; a local instance started here passes the driver's
+``PYTHONPATH`` on).
 """
 
 from __future__ import annotations
@@ -38,12 +41,17 @@ def run_on_ray(
     ray = _ray()
     if not ray.is_initialized():
         addr = address or os.environ.get("RAY_ADDRESS") or None
+        extra: dict[str, Any] = {}
+        if not addr:  # a local instance: workers see the driver's PYTHONPATH
+            extra["num_cpus"] = os.cpu_count() or 1
+            if os.environ.get("PYTHONPATH"):
+                extra["runtime_env"] = {"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}}
         ray.init(
             address=addr,
             include_dashboard=False,
             log_to_driver=False,
             ignore_reinit_error=True,
-            **({} if addr else {"num_cpus": os.cpu_count() or 1}),
+            **extra,
         )
     task = ray.remote(num_cpus=1, max_retries=0)(run_cell)
     cap = len(cells) if workers is None else max(1, int(workers))
