@@ -1,0 +1,73 @@
+"""Regret sanity of the agents on the Chowdhury–Gopalan environments (fixed seeds).
+
+These are statistical smoke tests of whole runs, kept to a few seconds: they check that
+the agents learn (time-average regret falls) and reproduce the qualitative claim of
+Chowdhury–Gopalan §6 "effect of truncation" (Fig. 1f).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import hbo_envs  # noqa: F401  (registers the envs)
+
+
+def rollout(agent, env_id, horizon, seed):
+    env = gym.make(env_id, horizon=horizon)
+    env.reset(seed=seed)
+    agent.reset(env.unwrapped.problem, seed=seed)
+    regret = np.empty(horizon)
+    for t in range(horizon):
+        a = agent.act()
+        _, y, _, _, info = env.step(a)
+        agent.update(a, y)
+        regret[t] = info["regret"]
+    f = np.asarray(env.unwrapped.objective.values, dtype=float)
+    return np.cumsum(regret), f, agent
+
+
+# Measured on seeds 0-2 (mean R_250/250 -> R_4000/4000): gp-ucb 0.36 -> 0.16,
+# ca-tgp-ucb 0.41 -> 0.23, tgp-ucb 0.46 -> 0.39, mom-gp-ucb 0.62 -> 0.53. TGP-UCB's
+# width beta_t = B + b_t sqrt(ln t) grows like t^{1/4} sqrt(ln t), and MoM-GP-UCB has only
+# N = 43 episodes of ell = 91 replays at T = 4000 with alpha_n ~ 25, so both fall slowly.
+FALLS_BELOW = {"gp-ucb": 0.6, "ca-tgp-ucb": 0.7, "tgp-ucb": 0.9, "mom-gp-ucb": 0.9}
+
+
+@pytest.mark.parametrize("name", agents.available())
+def test_time_average_regret_falls_on_student_t_env(name):
+    early, late = [], []
+    for seed in range(3):
+        R, _, _ = rollout(agents.make(name), "hbo/RKHS-SE-StudentT-v0", 4000, seed)
+        early.append(R[249] / 250)
+        late.append(R[-1] / 4000)
+    assert np.mean(late) < FALLS_BELOW[name] * np.mean(early), (np.mean(early), np.mean(late))
+
+
+def test_truncation_helps_gp_ucb_under_the_single_spike_channel():
+    """CG 2019 §6: GP-UCB with beta_t = ln t on raw rewards vs the same with rewards
+    truncated at t^{1/4}; the spike (+-10 at one random point) ruins the raw posterior
+    mean, and the truncated confidence band mu +- sigma covers f (Fig. 1f)."""
+    log = math.log
+    stats = {"gp-ucb": [], "tgp-ucb": []}
+    for seed in range(24):
+        for name, params in (
+            ("gp-ucb", {"beta": log}),
+            ("tgp-ucb", {"beta": log, "b": lambda t: t**0.25}),
+        ):
+            R, f, agent = rollout(agents.make(name, **params), "hbo/RKHS-SE-Spike-v0", 300, seed)
+            est, _ = agent.posterior()
+            sd = agent.engine_.std()
+            stats[name].append((R[-1], np.abs(est - f).max(), np.mean(np.abs(est - f) <= sd)))
+    gp, tgp = np.array(stats["gp-ucb"]), np.array(stats["tgp-ucb"])
+    # Estimation error of the posterior mean (measured 2.2 vs 0.07).
+    assert gp[:, 1].mean() > 10 * tgp[:, 1].mean()
+    # Coverage of f by the band mu_T +- sigma_T (measured 0.70 vs 0.99).
+    assert gp[:, 2].mean() < 0.85 < 0.95 < tgp[:, 2].mean()
+    # Regret: worse on average and far worse in the worst case (measured 43 vs 40, 67 vs 43).
+    assert gp[:, 0].mean() > tgp[:, 0].mean()
+    assert gp[:, 0].max() > 1.3 * tgp[:, 0].max()
