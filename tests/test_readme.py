@@ -21,3 +21,13 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python -m pytest -q" in readme and "python -m pytest -q" in ci
     assert "pip install -e '.[test,ray]'" in readme and "'.[test,ray]'" in ci
+
+
+def test_readme_python_examples_run() -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks, "the README should show how to use the envs in Python"
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
