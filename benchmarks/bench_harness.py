@@ -1,0 +1,98 @@
+"""Harness benchmark: the Chowdhury–Gopalan Fig. 1(a) protocol per agent, and harness overhead.
+
+For every agent in ``agents.available()`` (or ``--agents``) run the protocol of
+Chowdhury–Gopalan (2019) §6, Fig. 1(a) — ``hbo/RKHS-SE-StudentT-v0``, 20 trials x 2*10^4
+rounds, a new f per trial — through :func:`hbo_envs.harness.run_sweep` with ``--workers``
+processes (default 2: both cores busy), and report
+
+- the wall time of the whole protocol per agent (target: under a minute on 2 cores),
+- the time per round inside the agent (``agent_time / T``) and in the harness loop,
+- the harness overhead per round (env step + bookkeeping = loop time - agent time) as a
+  fraction of the agent's time (target: under 50%),
+- a naive reference: the same loop through the Gymnasium wrappers (``env.step`` of
+  ``gym.make``) instead of ``env.unwrapped.step``, per round, without an agent.
+
+Usage::
+
+    python benchmarks/bench_harness.py            # the full protocol (about 1-2 minutes)
+    python benchmarks/bench_harness.py --quick    # 4 trials x 2000 rounds
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import hbo_envs  # noqa: F401
+from hbo_envs.harness import AgentSpec, build_cells, run_sweep
+from hbo_envs.harness.summary import final_rows
+
+ENV = "hbo/RKHS-SE-StudentT-v0"
+
+
+def env_step_cost(horizon: int = 20_000) -> tuple[float, float]:
+    """Seconds per round of ``env.step`` through the wrappers and of ``env.unwrapped.step``."""
+    env = gym.make(ENV, horizon=horizon)
+    acts = np.random.default_rng(0).integers(env.action_space.n, size=horizon).tolist()
+    out = []
+    for target in (env, env.unwrapped):
+        env.reset(seed=0)
+        t0 = time.perf_counter()
+        for a in acts:
+            target.step(a)
+        out.append((time.perf_counter() - t0) / horizon)
+    return out[0], out[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="4 trials x 2000 rounds")
+    ap.add_argument("--agents", nargs="*", default=None, help="agent names (default: all)")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    seeds, T = (4, 2000) if args.quick else (20, 20_000)
+    if args.agents is None:
+        import agents
+
+        names = list(agents.available())
+    else:
+        names = args.agents
+
+    wrapped, bare = env_step_cost()
+    print(
+        f"env step ({ENV}): through gym.make wrappers {wrapped * 1e6:.2f} us, "
+        f"env.unwrapped {bare * 1e6:.2f} us per round\n"
+    )
+    print(
+        f"Chowdhury–Gopalan Fig. 1(a) protocol: {seeds} trials x {T} rounds, "
+        f"{args.workers} workers\n"
+    )
+    header = (
+        f"{'agent':14s} {'wall [s]':>9s} {'agent us/rd':>12s} {'loop us/rd':>11s} "
+        f"{'overhead us/rd':>15s} {'overhead/agent':>15s} {'R_T/T mean':>11s}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        cells = build_cells([ENV], [AgentSpec(name)], seeds, horizon=T)
+        t0 = time.perf_counter()
+        res = run_sweep(cells, workers=args.workers, progress=False)
+        wall = time.perf_counter() - t0
+        if res.failures:
+            print(f"{name:14s} FAILED: {res.failures[0]['error']}")
+            continue
+        fin = final_rows(res.records)
+        agent_us = float((fin["agent_time"] / fin["t"]).mean() * 1e6)
+        loop_us = float((fin["wall_time"] / fin["t"]).mean() * 1e6)
+        over = loop_us - agent_us
+        print(
+            f"{name:14s} {wall:9.1f} {agent_us:12.1f} {loop_us:11.1f} {over:15.1f} "
+            f"{over / agent_us:14.0%} {fin['avg_regret'].mean():11.4f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
