@@ -1,0 +1,170 @@
+"""Per-round cost of the GP agents, side by side with a naive ``t x t`` reference.
+
+Prints, in one run:
+
+- the mean per-round time (``act`` + ``update``, agent only) of every registered agent
+  in a window of rounds around ``t ~ 10^3`` and around ``t ~ 2 * 10^4``, on 100 and on
+  1000 points, and the ratio of the two (flat in ``t`` means ratio ~ 1);
+- the per-round time of a naive GP-UCB reference at ``t = 2000`` (build ``K_t``,
+  Cholesky-factor ``K_t + lambda I``, solve for all points, ``log det`` for ``gamma_t``:
+  the paper formulas with no incremental state) and the speed-up of ``gp-ucb`` over it;
+- the wall time of a full ``2 * 10^4``-round GP-UCB run on 100 points.
+
+Run: ``python benchmarks/bench_agents.py`` (``--quick`` for a smoke run). Not a test:
+timings depend on the machine; compare the columns, not absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import time
+
+import numpy as np
+from scipy import linalg
+
+import agents
+from hbo_envs.kernels import SquaredExponential
+from hbo_envs.problem import Problem
+
+
+def make_problem(n: int, horizon: int) -> tuple[Problem, np.ndarray]:
+    """``n`` points on [0, 1], SE kernel ``l = 0.2``, ``f`` a kernel sum with max|f| = 1."""
+    X = np.linspace(0.0, 1.0, n)[:, None]
+    kern = SquaredExponential(0.2)
+    K = kern(X)
+    rng = np.random.default_rng(0)
+    support = rng.choice(n, size=min(n, 100), replace=False)
+    a = rng.uniform(-1, 1, support.size)
+    f = K[:, support] @ a
+    scale = 1.0 / np.abs(f).max()
+    a, f = a * scale, f * scale
+    B = float(np.sqrt(a @ K[np.ix_(support, support)] @ a))
+    p = Problem(
+        points=X, kernel_matrix=K, kernel=kern, B=B, alpha=1.0, v=B * B + 3.0, nu=3.0,
+        sup_f=1.0, horizon=horizon, name=f"bench-se-{n}",
+    )  # fmt: skip
+    return p, f
+
+
+def per_round_times(name: str, problem: Problem, f: np.ndarray, marks, window: int):
+    """Mean seconds per round (act + update) in ``[m - window/2, m + window/2)``."""
+    agent = agents.make(name)
+    agent.reset(problem, seed=0)
+    T = max(marks) + window // 2
+    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+    fl = f.tolist()
+    out = {}
+    t = 0
+    for m in sorted(marks):
+        start = m - window // 2
+        while t < start:  # untimed warm-up up to the window
+            a = agent.act()
+            agent.update(a, fl[a] + noise[t])
+            t += 1
+        t0 = time.perf_counter()
+        for _ in range(window):
+            a = agent.act()
+            agent.update(a, fl[a] + noise[t])
+            t += 1
+        out[m] = (time.perf_counter() - t0) / window
+    out["agent"] = agent
+    return out
+
+
+def naive_round(K: np.ndarray, lam: float, arms: np.ndarray, Y: np.ndarray, B, R, delta):
+    """One GP-UCB round from scratch: mu, sigma over all points, gamma, argmax."""
+    Kt = K[np.ix_(arms, arms)]
+    A = Kt + lam * np.eye(len(arms))
+    cf = linalg.cho_factor(A, lower=True, check_finite=False)
+    W = linalg.cho_solve(cf, K[arms, :], check_finite=False)  # (K_t + lam I)^{-1} k_t(x)
+    mu = W.T @ Y
+    var = np.diag(K) - np.einsum("ti,ti->i", K[arms, :], W)
+    gamma = float(np.sum(np.log(np.diag(cf[0])))) - 0.5 * len(arms) * math.log(lam)
+    beta = B + R * math.sqrt(2 * (gamma + 1 + math.log(1 / delta)))
+    return int(np.argmax(mu + beta * np.sqrt(np.maximum(var, 0.0))))
+
+
+def naive_time(problem: Problem, f: np.ndarray, t: int, reps: int) -> float:
+    """Seconds per naive round at history length ``t`` (history from a GP-UCB run)."""
+    agent = agents.make("gp-ucb")
+    agent.reset(problem, seed=0)
+    noise = np.random.default_rng(1).standard_t(3.0, size=t)
+    arms, Y = [], []
+    for s in range(t):
+        a = agent.act()
+        y = float(f[a] + noise[s])
+        agent.update(a, y)
+        arms.append(a)
+        Y.append(y)
+    arms_a, Y_a = np.asarray(arms), np.asarray(Y)
+    K = np.asarray(problem.kernel_matrix)
+    R = problem.nu ** (1 / (1 + problem.alpha))
+    naive_round(K, 1.0, arms_a, Y_a, problem.B, R, 0.1)  # warm-up
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        naive_round(K, 1.0, arms_a, Y_a, problem.B, R, 0.1)
+    return (time.perf_counter() - t0) / reps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
+    args = ap.parse_args()
+    marks = (1_000, 2_000) if args.quick else (1_000, 20_000)
+    window = 200 if args.quick else 1_000
+    sizes = (100,) if args.quick else (100, 1000)
+    t_naive = 300 if args.quick else 2_000
+
+    print(f"hbo-bench agents benchmark — numpy {np.__version__}, {platform.processor() or ''}")
+    print(f"per-round time (act + update) in us, mean over {window} rounds around t\n")
+    head = f"{'agent':<12} {'n':>5} {f't~{marks[0]}':>10} {f't~{marks[1]}':>10} {'ratio':>6}"
+    print(head)
+    print("-" * len(head))
+    fast = {}
+    for n in sizes:
+        problem, f = make_problem(n, max(marks) + window)
+        for name in agents.available():
+            tt = per_round_times(name, problem, f, marks, window)
+            a, b = tt[marks[0]] * 1e6, tt[marks[1]] * 1e6
+            fast[(name, n)] = tt
+            print(f"{name:<12} {n:>5} {a:>10.1f} {b:>10.1f} {b / a:>6.2f}")
+
+    every = agents.GPPosteriorEngine(np.eye(1), 1.0).refresh_every
+    print(f"\nre-derivation from sufficient statistics (engine refresh, every {every} rounds)")
+    for n in sizes:
+        eng = fast[("gp-ucb", n)]["agent"].engine_
+        t0 = time.perf_counter()
+        eng.rederive()
+        dt = time.perf_counter() - t0
+        print(
+            f"  n = {n:>4}, {np.count_nonzero(eng.counts):>4} distinct arms played: "
+            f"{dt * 1e3:7.1f} ms  (amortised {dt / every * 1e6:5.2f} us/round)"
+        )
+
+    print(f"\nnaive GP-UCB reference (t x t Cholesky + solve for all n points) at t = {t_naive}")
+    for n in sizes:
+        problem, f = make_problem(n, max(marks) + window)
+        nv = naive_time(problem, f, t_naive, reps=3)
+        ours = per_round_times("gp-ucb", problem, f, (t_naive,), min(window, t_naive))[t_naive]
+        print(
+            f"  n = {n:>4}: naive {nv * 1e3:9.2f} ms/round   gp-ucb {ours * 1e6:7.1f} us/round"
+            f"   speed-up {nv / ours:8.0f}x"
+        )
+
+    T = marks[1]
+    problem, f = make_problem(100, T)
+    agent = agents.make("gp-ucb")
+    agent.reset(problem, seed=0)
+    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+    fl = f.tolist()
+    t0 = time.perf_counter()
+    for t in range(T):
+        a = agent.act()
+        agent.update(a, fl[a] + noise[t])
+    print(f"\nfull {T}-round GP-UCB run on 100 points: {time.perf_counter() - t0:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
