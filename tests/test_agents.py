@@ -183,33 +183,37 @@ def test_experiment_and_theory_schedules_use_sup_f_and_B():
             "tgp-ucb",
             {"lam": 0.0},
             "The 'lam' parameter of TGPUCB must be a real number in (0.0, inf). Got 0.0 instead.",
-        ),  # noqa: E501
+        ),
         (
             "gp-ucb",
             {"schedule": "paper"},
-            "The 'schedule' parameter of GPUCB must be one of 'experiment', 'theory'. Got 'paper' instead.",
-        ),  # noqa: E501
+            "The 'schedule' parameter of GPUCB must be one of 'experiment', 'theory'. "
+            "Got 'paper' instead.",
+        ),
         (
             "ca-tgp-ucb",
             {"delta": 1.5},
-            "The 'delta' parameter of CATGPUCB must be a real number in (0.0, 1.0]. Got 1.5 instead.",
-        ),  # noqa: E501
+            "The 'delta' parameter of CATGPUCB must be a real number in (0.0, 1.0]. "
+            "Got 1.5 instead.",
+        ),
         (
             "ca-tgp-ucb",
             {"epsilon": 0.0},
-            "The 'epsilon' parameter of CATGPUCB must be a real number in (0.0, 1.0]. Got 0.0 instead.",
-        ),  # noqa: E501
+            "The 'epsilon' parameter of CATGPUCB must be a real number in (0.0, 1.0]. "
+            "Got 0.0 instead.",
+        ),
         (
             "mom-gp-ucb",
             {"ell": 0},
             "The 'ell' parameter of MoMGPUCB must be an integer in [1, inf]. Got 0 instead.",
-        ),  # noqa: E501
+        ),
         ("mom-gp-ucb", {"delta_prime": -0.1}, "The 'delta_prime' parameter of MoMGPUCB"),
         (
             "tgp-ucb",
             {"b": "t**0.25"},
-            "The 'b' parameter of TGPUCB must be None, a finite non-negative real number, or a callable",
-        ),  # noqa: E501
+            "The 'b' parameter of TGPUCB must be None, a finite non-negative real number, "
+            "or a callable",
+        ),
         ("gp-ucb", {"beta": -1.0}, "The 'beta' parameter of GPUCB must be None, a finite"),
         ("gp-ucb", {"R": -2.0}, "The 'R' parameter of GPUCB must be a real number in [0.0, inf)"),
     ],
@@ -287,3 +291,23 @@ def test_extreme_rewards_over_1e5_rounds_stay_finite(name):
     assert np.all(np.isfinite(m)) and np.all(np.isfinite(w)) and np.all(w >= 0)
     assert 0 <= agent.act() < p.n
     assert np.all(np.isfinite(agent.engine_.cov))
+
+
+# --------------------------------------------------------------------------- doctests
+@pytest.mark.parametrize(
+    "module",
+    [
+        "agents",
+        "agents.registry",
+        "agents.schedules",
+        "agents.checks",
+        "agents.gp.engine",
+        "agents.gp.gp_ucb",
+    ],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0 and res.attempted > 0
