@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("name", nargs="?", help="experiment name (see --list)")
     q.add_argument("--list", action="store_true", help="list experiments")
     q.add_argument("--quick", action="store_true", help="small faithful version (~1 minute)")
-    q.add_argument("--out", default=None, help="results directory (default runs/NAME[-quick])")
+    q.add_argument("--out", default=None, help="results directory (default results/NAME[-quick])")
     q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
     q.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     q.add_argument("--horizon", type=int, default=None, help="override T for every env")
@@ -260,7 +260,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     def horizon(env: str) -> int | None:
         return args.horizon if args.horizon is not None else exp.horizon_for(env, args.quick)
 
-    out = Path(args.out or f"runs/{exp.name}{'-quick' if args.quick else ''}")
+    out = Path(args.out or f"results/{exp.name}{'-quick' if args.quick else ''}")
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
     scale = f"{seeds} seeds, T = " + ", ".join(str(horizon(e) or "env default") for e in exp.envs)
     print(
