@@ -101,7 +101,7 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
         as_fn(b)
         if b is not None
         else (lambda t: v ** (1 / (1 + alpha)) * t ** (1 / (2 * (1 + alpha))))
-    )  # noqa: E501
+    )
     for t in range(1, T + 1):
         mean, var = naive_posterior(K, lam, arms, Yhat)
         gamma = naive_gamma(K, lam, arms)  # of the t-1 points played so far
