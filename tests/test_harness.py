@@ -262,3 +262,19 @@ def test_experiment_registry_is_consistent() -> None:
     assert "ata-gp-ucb-qff" in skipped and "gp-ucb" in skipped
     fig1f = EXPERIMENTS["cg2019-fig1f"]
     assert fig1f.snapshot and {a.source for a in fig1f.paper} <= {"gp-ucb", "tgp-ucb"}
+
+
+def test_env_lower_bound_hook_reaches_records_and_plot(tmp_path) -> None:
+    from hbo_envs.envs.chowdhury_gopalan import TruncationDemoEnv
+    from hbo_envs.harness.plotting import plot_regret
+
+    class WithLowerBound(TruncationDemoEnv):
+        def regret_lower_bound(self, t):
+            return 0.1 * np.asarray(t, dtype=float) ** 0.5
+
+    if "hbotest/LowerBound-v0" not in gym.registry:
+        gym.register(id="hbotest/LowerBound-v0", entry_point=WithLowerBound)
+    df = evaluate(Uniform, "hbotest/LowerBound-v0", seeds=2, horizon=40, workers=1)
+    np.testing.assert_allclose(df["lower_bound"], 0.1 * np.sqrt(df["t"]))
+    (png,) = plot_regret(df, [tmp_path / "lb.png"])
+    assert png.stat().st_size > 10_000
