@@ -113,7 +113,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
     args = ap.parse_args()
     marks = (1_000, 2_000) if args.quick else (1_000, 20_000)
-    window = 200 if args.quick else 1_000
+    window = 200 if args.quick else 2_000
     sizes = (100,) if args.quick else (100, 1000)
     t_naive = 300 if args.quick else 2_000
 
