@@ -216,7 +216,7 @@ _register(
         seeds=50,
         horizon=10_000,
         quick_seeds=10,
-        quick_horizon=2_000,
+        quick_horizon=10_000,
         metric="avg_regret",
         kind="confidence",
         snapshot=True,

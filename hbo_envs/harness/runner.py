@@ -117,9 +117,19 @@ def build_cells(
 
 
 # -- backends ---------------------------------------------------------------------------------
-def _picklable(obj: Any) -> bool:
+def _picklable(cell: CellSpec) -> bool:
+    """Whether a spawned worker can rebuild the cell's agent (pickle by reference)."""
+    src = cell.agent.source
+    module = getattr(
+        src if isinstance(src, type) or callable(src) and not hasattr(src, "act") else type(src),
+        "__module__",
+        None,
+    )
+    main = sys.modules.get("__main__")
+    if module == "__main__" and not getattr(main, "__file__", None):
+        return False  # defined in an interactive session: not importable in a worker
     try:
-        pickle.dumps(obj)
+        pickle.dumps(cell)
         return True
     except Exception:  # noqa: BLE001
         return False
