@@ -174,7 +174,7 @@ def test_ctrl_c_keeps_finished_cells_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = [
         sys.executable, "-m", "hbo_envs.cli", "run", "--env", ENV,
-        "--agent", "fixtures_agents:SleepyUniform[sleep=0.4]", "--seeds", "0-19",
+        "--agent", "fixtures_agents:SleepyUniform[sleep=0.4]", "--seeds", "0-9",
         "--horizon", "20", "--out", str(out), "--workers", "1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
@@ -189,8 +189,8 @@ def test_ctrl_c_keeps_finished_cells_and_resumes(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "interrupted" in err
     done = len(list(out.glob("cells/*.json")))
-    assert 2 <= done < 20
+    assert 2 <= done < 10
     assert not list(out.glob("cells/.*.tmp"))  # no half-written files
     r = hbo_bench(*args[3:], "--no-progress")
     assert r.returncode == 0
-    assert f"{20 - done} cell(s) run, {done} already finished" in r.stdout
+    assert f"{10 - done} cell(s) run, {done} already finished" in r.stdout
