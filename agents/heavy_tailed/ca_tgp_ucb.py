@@ -87,12 +87,14 @@ class CATGPUCB(GPUCBAgent):
 
     def threshold(self, arm: int) -> tuple[float, float]:
         """``(b_t, h(x_t))`` of Alg. 1 lines 6–7 if the next observation is at ``arm``."""
-        omega = self.engine_.gain(arm)  # omega_i = Sigma_t[i, arm] / lambda
-        counts = self.engine_.counts.astype(float)
-        counts[arm] += 1.0
+        omega = self.engine_.gain(arm)  # omega_i = Sigma_t[i, arm] / lambda (a new array)
+        b_t = float(omega[arm])
         p = 1.0 + self.eps_
-        h = float(np.dot(counts, np.abs(omega) ** p)) ** (1.0 / p)
-        return float(omega[arm]), h
+        w = np.abs(omega, out=omega)
+        w = np.square(w, out=w) if p == 2.0 else np.power(w, p, out=w)
+        # ||w||_p^p = sum_i n_i |omega_i|^p, with n_i counting this play at ``arm``.
+        h = (float(np.dot(self.engine_.counts, w)) + float(w[arm])) ** (1.0 / p)
+        return b_t, h
 
     def _observe(self, arm: int, reward: float) -> None:
         b_t, h = self.threshold(arm)
