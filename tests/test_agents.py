@@ -311,3 +311,22 @@ def test_docstring_examples_run(module):
 
     res = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert res.failed == 0 and res.attempted > 0
+
+
+@pytest.mark.parametrize("name", ["gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb"])
+def test_agents_survive_pickling_mid_run(name):
+    """Workers of a parallel sweep may receive agents by pickle."""
+    import pickle
+
+    agent = agents.make(name, ell=3) if name == "mom-gp-ucb" else agents.make(name)
+    agent.reset(small_problem(), seed=1)
+    for y in (0.5, -1.0, 2.0, 0.1):
+        agent.update(agent.act(), y)
+    clone = pickle.loads(pickle.dumps(agent))
+    for y in (0.3, 1.5, -0.2):
+        a = agent.act()
+        assert clone.act() == a
+        agent.update(a, y)
+        clone.update(a, y)
+    np.testing.assert_array_equal(clone.posterior()[0], agent.posterior()[0])
+    np.testing.assert_array_equal(clone.posterior()[1], agent.posterior()[1])
