@@ -241,8 +241,8 @@ _register(
         quick_seeds=3,
         quick_horizon=1000,
         quick_horizon_by_env={
-            "hbo/Griewank5D-SymPareto-eps02-v0": 100,
-            "hbo/Griewank5D-SymPareto-eps08-v0": 100,
+            "hbo/Griewank5D-SymPareto-eps02-v0": 60,
+            "hbo/Griewank5D-SymPareto-eps08-v0": 60,
         },
         metric="regret",
         expect=(
@@ -264,7 +264,7 @@ _register(
         horizon=None,
         quick_seeds=3,
         quick_horizon=1000,
-        quick_horizon_by_env={"hbo/Griewank5D-SymPareto-eps02-v0": 100},
+        quick_horizon_by_env={"hbo/Griewank5D-SymPareto-eps02-v0": 60},
         metric="regret",
         kind="runtime",
         expect=(
