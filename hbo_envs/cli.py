@@ -317,7 +317,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             )
         for p in paths:
             print(f"wrote {p}")
-    print(f"\nThe paper shows: {exp.expect}")
+    if not res.summary.empty:
+        from hbo_envs.harness.summary import format_ordering
+
+        print("\nMeasured ordering by mean R_T ('<': 95% CIs apart, '~': CIs overlap):")
+        print(format_ordering(res.summary))
+    print(f"The paper shows: {exp.expect}")
     _print_failures(res.failures)
     return 1 if res.failures else 0
 

@@ -132,3 +132,19 @@ def test_summary_lists_pairs_that_only_failed() -> None:
     s = summarize(_records(), {("e", "b"): 3})
     row = s[s["agent"] == "b"].iloc[0]
     assert row["n"] == 0 and row["failed"] == 3 and np.isnan(row["R_T_mean"])
+
+
+def test_format_ordering_marks_overlapping_cis() -> None:
+    from hbo_envs.harness.summary import format_ordering
+
+    s = pd.DataFrame(
+        {
+            "env_id": ["e"] * 3,
+            "agent": ["slow", "best", "close"],
+            "n": [3, 3, 3],
+            "R_T_mean": [10.0, 1.0, 1.5],
+            "R_T_ci_low": [9.0, 0.5, 1.2],
+            "R_T_ci_high": [11.0, 1.4, 1.8],
+        }
+    )
+    assert format_ordering(s) == "e: best ~ close < slow"

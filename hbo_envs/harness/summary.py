@@ -20,7 +20,7 @@ import pandas as pd
 from hbo_envs.harness.records import SUMMARY_COLUMNS
 from hbo_envs.harness.stats import iqm, stratified_bootstrap_ci
 
-__all__ = ["final_rows", "format_table", "summarize"]
+__all__ = ["final_rows", "format_ordering", "format_table", "summarize"]
 
 
 def final_rows(records: pd.DataFrame) -> pd.DataFrame:
@@ -116,3 +116,21 @@ def format_table(summary: pd.DataFrame, *, runtime: bool = False) -> str:
         }
     )
     return df.to_string(index=False)
+
+
+def format_ordering(summary: pd.DataFrame) -> str:
+    """Per env, the agents from lowest to highest mean ``R_T``.
+
+    ``<`` separates agents whose 95% bootstrap CIs of the mean do not overlap, ``~``
+    agents whose CIs overlap (not distinguishable at this number of seeds):
+    ``gp-ucb < ca-tgp-ucb < tgp-ucb ~ mom-gp-ucb``.
+    """
+    lines = []
+    for env_id, g in summary[summary["n"] > 0].groupby("env_id", sort=False):
+        g = g.sort_values("R_T_mean")
+        parts = [str(g["agent"].iloc[0])]
+        for prev, cur in zip(g.iloc[:-1].itertuples(), g.iloc[1:].itertuples(), strict=True):
+            sep = "<" if cur.R_T_ci_low > prev.R_T_ci_high else "~"
+            parts.append(f"{sep} {cur.agent}")
+        lines.append(f"{env_id}: " + " ".join(parts))
+    return "\n".join(lines)
