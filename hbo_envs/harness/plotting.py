@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from hbo_envs.harness.stats import bootstrap_mean_band
@@ -89,6 +90,8 @@ def plot_regret(
                 y = lbt.to_numpy() if metric == "regret" else lbt.to_numpy() / lbt.index
                 ax.plot(lbt.index, y, "k--", lw=1.2, label="lower-bound rate")
             ax.set_xlabel("round t")
+            ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))
+            ax.xaxis.set_major_formatter(ticker.EngFormatter(sep=""))  # 20k, not 20000
             if j == 0:
                 ax.set_ylabel(_LABELS.get(metric, metric))
             if i == 0 or nm * env_rows > nm:
