@@ -64,8 +64,18 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--horizon", type=int, default=None, help="rounds T (default: env's)")
     r.add_argument("--env-kwargs", default=None, help="JSON dict passed to gym.make")
     r.add_argument("--out", required=True, help="results directory (resumable)")
-    r.add_argument("--resolution", type=int, default=200, help="record-grid size (see docs)")
-    r.add_argument("--coverage-points", type=int, default=20, help="coverage checkpoints")
+    r.add_argument(
+        "--resolution",
+        type=int,
+        default=200,
+        help="rows per cell for long horizons (see hbo_envs.harness.records)",
+    )
+    r.add_argument(
+        "--coverage-points",
+        type=int,
+        default=20,
+        help="log-spaced rounds with the coverage diagnostic",
+    )
     r.add_argument("--plot", action="store_true", help="also write DIR/regret.png")
     _add_exec_options(r)
 

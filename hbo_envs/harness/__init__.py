@@ -17,7 +17,7 @@ from hbo_envs.harness.runner import CellFailure, SweepResult, build_cells, evalu
 from hbo_envs.harness.specs import AgentSpec, CellSpec, agent_seed, parse_agent, parse_seeds
 from hbo_envs.harness.stats import iqm, stratified_bootstrap_ci
 from hbo_envs.harness.store import ResultStore
-from hbo_envs.harness.summary import format_table, summarize
+from hbo_envs.harness.summary import format_ordering, format_table, summarize
 
 __all__ = [
     "COLUMNS",
@@ -32,6 +32,7 @@ __all__ = [
     "build_cells",
     "coverage_grid",
     "evaluate",
+    "format_ordering",
     "format_table",
     "iqm",
     "parse_agent",
