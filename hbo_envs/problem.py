@@ -25,14 +25,9 @@ from typing import Any
 import numpy as np
 
 from hbo_envs.kernels import Kernel
+from hbo_envs.validation import as_readonly
 
 __all__ = ["Problem"]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,8 +83,8 @@ class Problem:
             raise ValueError(
                 f"kernel_matrix must have shape ({n}, {n}) to match points; got {K.shape}."
             )
-        object.__setattr__(self, "points", pts if not pts.flags.writeable else _readonly(pts))
-        object.__setattr__(self, "kernel_matrix", K if not K.flags.writeable else _readonly(K))
+        object.__setattr__(self, "points", as_readonly(pts))
+        object.__setattr__(self, "kernel_matrix", as_readonly(K))
         if not 0 < self.alpha <= 1:
             raise ValueError(f"Problem.alpha must be in (0, 1]; got {self.alpha!r}.")
         if int(self.horizon) < 1:

@@ -15,7 +15,16 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["check_real", "check_int", "check_choice", "param_error"]
+import numpy as np
+
+__all__ = [
+    "as_readonly",
+    "check_choice",
+    "check_int",
+    "check_moment_index",
+    "check_real",
+    "param_error",
+]
 
 
 def param_error(owner: str, name: str, allowed: str, value: Any) -> ValueError:
@@ -80,3 +89,30 @@ def check_choice(owner: str, name: str, value: Any, choices: Iterable[Any]) -> A
     if value not in choices:
         raise param_error(owner, name, "one of " + ", ".join(repr(c) for c in choices), value)
     return value
+
+
+def check_moment_index(
+    owner: str, name: str, value: Any, alpha: float, alpha_name: str = "alpha"
+) -> float:
+    """A tail index (``df``, Pareto ``shape``) that keeps ``E|y|^{1+alpha}`` finite.
+
+    Returns ``value`` as a float if it exceeds ``1 + alpha``, else raises the uniform error.
+    """
+    x = check_real(owner, name, value, 0)
+    if x <= 1.0 + alpha:
+        allowed = f"> 1 + {alpha_name} = {1 + alpha} so that E|y|^(1+{alpha_name}) is finite"
+        raise param_error(owner, name, allowed, value)
+    return x
+
+
+def as_readonly(a: Any) -> np.ndarray:
+    """``a`` as a read-only float array (copied first unless it is already read-only).
+
+    Problem and objective records hand their arrays to third-party agents; a write through
+    them raises instead of silently changing the env.
+    """
+    arr = np.asarray(a, dtype=float)
+    if arr.flags.writeable:
+        arr = np.array(arr, copy=True)
+        arr.setflags(write=False)
+    return arr

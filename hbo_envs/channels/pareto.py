@@ -14,7 +14,7 @@ from scipy import stats
 
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
-from hbo_envs.validation import check_real, param_error
+from hbo_envs.validation import check_moment_index, check_real
 
 __all__ = ["Pareto", "pareto_sample"]
 
@@ -45,14 +45,7 @@ class Pareto(RewardChannel):
     def __post_init__(self) -> None:
         alpha = check_real("Pareto", "alpha", self.alpha, 0, 1, "right")
         object.__setattr__(self, "alpha", alpha)
-        shape = check_real("Pareto", "shape", self.shape, 0)
-        if shape <= 1.0 + alpha:
-            raise param_error(
-                "Pareto",
-                "shape",
-                f"> 1 + alpha = {1 + alpha} so that E|y|^(1+alpha) is finite",
-                self.shape,
-            )
+        shape = check_moment_index("Pareto", "shape", self.shape, alpha)
         object.__setattr__(self, "shape", shape)
 
     @property

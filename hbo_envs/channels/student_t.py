@@ -10,7 +10,7 @@ from scipy import special, stats
 
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
-from hbo_envs.validation import check_real, param_error
+from hbo_envs.validation import check_moment_index, check_real
 
 __all__ = ["StudentT"]
 
@@ -38,15 +38,7 @@ class StudentT(RewardChannel):
         alpha = check_real("StudentT", "alpha", self.alpha, 0, 1, "right")
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "scale", check_real("StudentT", "scale", self.scale, 0))
-        df = check_real("StudentT", "df", self.df, 0)
-        if df <= 1.0 + alpha:
-            raise param_error(
-                "StudentT",
-                "df",
-                f"> 1 + alpha = {1 + alpha} so that E|y|^(1+alpha) is finite",
-                self.df,
-            )
-        object.__setattr__(self, "df", df)
+        object.__setattr__(self, "df", check_moment_index("StudentT", "df", self.df, alpha))
 
     def moments_at(self, c: float) -> Moments:
         p, df = 1.0 + self.alpha, self.df

@@ -17,7 +17,7 @@ from scipy import stats
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
 from hbo_envs.channels.pareto import pareto_sample
-from hbo_envs.validation import check_real, param_error
+from hbo_envs.validation import check_moment_index, check_real
 
 __all__ = ["SymmetricPareto"]
 
@@ -42,9 +42,7 @@ class SymmetricPareto(RewardChannel):
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "scale", check_real("SymmetricPareto", "scale", self.scale, 0))
         shape = 1.0 + eps + 0.01 if self.shape is None else self.shape
-        shape = check_real("SymmetricPareto", "shape", shape, 0)
-        if shape <= 1.0 + eps:
-            raise param_error("SymmetricPareto", "shape", f"> 1 + epsilon = {1 + eps}", self.shape)
+        shape = check_moment_index("SymmetricPareto", "shape", shape, eps, "epsilon")
         object.__setattr__(self, "shape", shape)
 
     @property

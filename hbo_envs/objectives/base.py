@@ -9,14 +9,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from hbo_envs.kernels import Kernel
+from hbo_envs.validation import as_readonly
 
 __all__ = ["Objective", "min_norm_interpolant_norm", "objective_from_values"]
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +49,7 @@ class Objective:
             ("values", self.values),
             ("kernel_matrix", self.kernel_matrix),
         ):
-            a = np.asarray(arr, dtype=float)
-            object.__setattr__(self, attr, a if not a.flags.writeable else _frozen(a))
+            object.__setattr__(self, attr, as_readonly(arr))
         n = self.points.shape[0]
         if self.values.shape != (n,):
             raise ValueError(f"values must have shape ({n},); got {self.values.shape}.")
