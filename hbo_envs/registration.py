@@ -48,6 +48,12 @@ ENV_SPECS: tuple[EnvEntry, ...] = (
     EnvEntry(
         "hbo/RKHS-SE-Spike-v0", f"{_CG}:TruncationDemoEnv", {}, "Chowdhury–Gopalan 2019, Fig. 1f"
     ),
+    EnvEntry(
+        "hbo/RKHS-SE-SpikeFixedSign-v0",
+        f"{_CG}:TruncationDemoEnv",
+        {"sign": "per_episode"},
+        "Chowdhury–Gopalan 2019, Fig. 1f (sign per episode)",
+    ),
     *(
         EnvEntry(
             f"hbo/{name}-SymPareto-eps{tag}-v0",
@@ -97,7 +103,8 @@ def env_table_markdown() -> str:
         p = env.problem
         ch = env.channel.params()
         ch_name = ch.pop("name")
-        ch_desc = ch_name + "(" + ", ".join(f"{k}={v:g}" for k, v in ch.items()) + ")"
+        args = (f"{k}={v:g}" if isinstance(v, float | int) else f"{k}={v}" for k, v in ch.items())
+        ch_desc = ch_name + "(" + ", ".join(args) + ")"
         rows.append(
             f"| `{e.id}` | {e.paper} | {env.objective.name} | {ch_desc} | {p.n} | {p.alpha:g} "
             f"| {p.v:.4g} | {p.nu:.4g} | {p.B:.4g} | {p.horizon} "

@@ -17,6 +17,7 @@ from hbo_envs.channels import (
     make_channel,
 )
 from hbo_envs.channels.moments import abs_moment
+from hbo_envs.channels.spike import SpikeState
 
 Z = 5.0  # tolerance in standard errors: a false failure has probability ~6e-7
 F = np.array([1.0, 0.3, 0.05])  # max |f| = 1 at index 0; positive for the Pareto channel
@@ -36,7 +37,7 @@ FINITE_VARIANCE = [
 
 def _draws(ch: RewardChannel, index: int, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    state = 0 if isinstance(ch, Spike) else None  # the spike sits at index 0
+    state = SpikeState(0, None) if isinstance(ch, Spike) else None  # the spike sits at index 0
     return np.array([ch.sample(F[index], index, rng, state) for _ in range(n)])
 
 
@@ -164,6 +165,7 @@ def test_moments_attained_at_max_abs_f() -> None:
         (lambda: Gaussian(sigma=-0.1), "sigma"),
         (lambda: Gaussian(alpha=True), "alpha"),
         (lambda: Spike(magnitude=0.0), "magnitude"),
+        (lambda: Spike(sign="sometimes"), "sign"),
         (lambda: make_channel({"name": "levy"}), "channel"),
     ],
 )

@@ -163,7 +163,9 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert (out / "regret.png").exists() and (out / "confidence.png").exists()
     snaps = pd.read_parquet(out / "snapshots.parquet")
     assert set(snaps.columns) >= {"agent", "seed", "point", "x", "f", "estimate", "width"}
-    assert len(snaps) == 2 * 2 * 100
+    assert (
+        len(snaps) == 2 * 2 * 2 * 100
+    )  # envs (sign per sample, per run) x agents x seeds x points
     meta = json.loads((out / "meta.json").read_text())
     assert meta["experiment"]["name"] == "cg2019-fig1f" and meta["experiment"]["quick"]
 

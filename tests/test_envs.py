@@ -40,6 +40,7 @@ def test_registry_lists_the_design_ids() -> None:
         "hbo/RKHS-SE-Pareto-v0",
         "hbo/RKHS-Matern-StudentT-v0",
         "hbo/RKHS-SE-Spike-v0",
+        "hbo/RKHS-SE-SpikeFixedSign-v0",
         "hbo/RKHS1D-SymPareto-eps02-v0",
         "hbo/RKHS1D-SymPareto-eps08-v0",
         "hbo/Griewank2D-SymPareto-eps02-v0",
@@ -166,19 +167,26 @@ def test_objective_redrawn_per_seed_only_where_the_paper_does() -> None:
         np.testing.assert_array_equal(g1, env.objective.values)
 
 
-def test_spike_demo_moves_the_spike_per_seed_and_is_exact_elsewhere() -> None:
-    env = gym.make("hbo/RKHS-SE-Spike-v0").unwrapped
-    spots = set()
+@pytest.mark.parametrize("env_id", ["hbo/RKHS-SE-Spike-v0", "hbo/RKHS-SE-SpikeFixedSign-v0"])
+def test_spike_demo_moves_the_spike_per_seed_and_is_exact_elsewhere(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    spots, signs = set(), []
     for seed in range(20):
         env.reset(seed=seed)
-        spots.add(env._channel_state)
+        spike = env._channel_state.index
+        spots.add(spike)
         f = env.objective.values
-        a = (env._channel_state + 1) % 100
+        a = (spike + 1) % 100
         assert env.step(a)[1] == f[a]
-        y = env.step(env._channel_state)[1]
-        assert abs(abs(y - f[env._channel_state]) - 10.0) < 1e-12
+        eta = [env.step(spike)[1] - f[spike] for _ in range(30)]
+        assert np.allclose(np.abs(eta), 10.0, atol=1e-12)
+        signs.append(set(np.sign(eta)))
     assert len(spots) > 10
     assert np.all((env.objective.values > 0) & (env.objective.values <= 1))
+    if env_id.endswith("FixedSign-v0"):  # one sign per episode, both signs across episodes
+        assert all(len(s) == 1 for s in signs) and len(set().union(*signs)) == 2
+    else:  # a fresh sign at every sample
+        assert all(len(s) == 2 for s in signs)
 
 
 def test_pareto_channel_refused_for_nonpositive_objective() -> None:

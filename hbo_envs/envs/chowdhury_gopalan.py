@@ -113,6 +113,11 @@ class TruncationDemoEnv(GPBanditEnv):
     ## Episode End
     Truncated after ``horizon = 10^4`` rounds (the paper's ``T``).
 
+    ``sign`` chooses when the spike's sign is drawn (see :mod:`hbo_envs.channels.spike`):
+    ``"per_sample"`` (``hbo/RKHS-SE-Spike-v0``, a valid zero-mean noise) or
+    ``"per_episode"`` (``hbo/RKHS-SE-SpikeFixedSign-v0``: a persistent offset at one point,
+    the reading under which the paper's Fig. 1f shows GP-UCB's estimate staying wrong).
+
     ## Version History
     - v0: initial version.
 
@@ -126,6 +131,7 @@ class TruncationDemoEnv(GPBanditEnv):
         self,
         horizon: int = 10_000,
         magnitude: float = 10.0,
+        sign: str = "per_sample",
         objective_seed: int = 0,
         redraw: bool = False,
         name: str = "",
@@ -144,7 +150,7 @@ class TruncationDemoEnv(GPBanditEnv):
 
         super().__init__(
             draw,
-            Spike(magnitude=magnitude, alpha=1.0),
+            Spike(magnitude=magnitude, alpha=1.0, sign=sign),
             horizon,
             redraw,
             objective_seed,

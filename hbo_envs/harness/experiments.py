@@ -208,7 +208,9 @@ _register(
             "above b_t = t^{1/4}; T = 10^4; confidence sets mu_T +- sigma_T averaged over "
             "50 noise randomizations."
         ),
-        envs=("hbo/RKHS-SE-Spike-v0",),
+        # The paper leaves open whether the +-10 sign is drawn per sample or once per
+        # randomization; both readings run (see hbo_envs.channels.spike).
+        envs=("hbo/RKHS-SE-Spike-v0", "hbo/RKHS-SE-SpikeFixedSign-v0"),
         paper=(
             _a("gp-ucb", "gp-ucb[beta=ln t]", beta=LogT()),
             _a("tgp-ucb", "tgp-ucb[b=t^1/4,beta=ln t]", beta=LogT(), b=PowerT(0.25)),
@@ -223,7 +225,9 @@ _register(
         expect=(
             "without truncation the posterior mean is off near the spike and the band misses "
             "f there; with truncation the estimate is (almost) exact and the band contains f "
-            "everywhere (coverage_T = 1)."
+            "everywhere (coverage_T = 1). Measured: this holds when the spike's sign is drawn "
+            "once per run (SpikeFixedSign); with a fresh sign per sample the spike averages "
+            "out and both estimates converge."
         ),
     )
 )

@@ -119,36 +119,44 @@ def plot_confidence(
     title: str | None = None,
     agents: Sequence[str] | None = None,
 ) -> list[Path]:
-    """``f`` and the final ``estimate +- width`` (averaged over seeds), one panel per agent."""
+    """``f`` and the final ``estimate +- width`` (averaged over seeds): a row per env, a
+    column per agent."""
     if snapshots is None or snapshots.empty:
         raise ValueError("plot_confidence: no posterior snapshots in the results.")
     agents = list(agents or dict.fromkeys(snapshots["agent"]))
-    fig = Figure(figsize=(4.6 * len(agents), 3.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(agents), squeeze=False).ravel())
-    for ax, a in zip(axes, agents, strict=True):
-        g = snapshots[snapshots["agent"] == a]
-        m = g.groupby("point")[["x", "f", "estimate", "width"]].mean().sort_values("x")
-        n = g["seed"].nunique()
-        err = (g["estimate"] - g["f"]).abs()
-        cover = float(np.mean(err <= g["width"]))
-        max_err = float(err.groupby(g["seed"]).max().mean())
-        ax.plot(m["x"], m["f"], "k-", lw=1.8, label="f")
-        ax.plot(m["x"], m["estimate"], "C0-", lw=1.4, label="mean estimate $\\mu_T$")
-        ax.fill_between(
-            m["x"],
-            m["estimate"] - m["width"],
-            m["estimate"] + m["width"],
-            color="C0",
-            alpha=0.25,
-            lw=0,
-            label="$\\mu_T \\pm$ width",
-        )
-        ax.set_title(
-            f"{a}\n(n={n}, coverage {cover:.2f}, mean over seeds of max|est - f| {max_err:.2f})",
-            fontsize=9,
-        )
-        ax.set_xlabel("x")
-        ax.grid(alpha=0.3)
+    envs = list(dict.fromkeys(snapshots["env_id"]))
+    fig = Figure(figsize=(4.6 * len(agents), 3.6 * len(envs)), layout="constrained")
+    grid = fig.subplots(len(envs), len(agents), squeeze=False)
+    for row, env_id in zip(grid, envs, strict=True):
+        for ax, a in zip(row, agents, strict=True):
+            g = snapshots[(snapshots["agent"] == a) & (snapshots["env_id"] == env_id)]
+            if g.empty:
+                ax.set_visible(False)
+                continue
+            m = g.groupby("point")[["x", "f", "estimate", "width"]].mean().sort_values("x")
+            n = g["seed"].nunique()
+            err = (g["estimate"] - g["f"]).abs()
+            cover = float(np.mean(err <= g["width"]))
+            max_err = float(err.groupby(g["seed"]).max().mean())
+            ax.plot(m["x"], m["f"], "k-", lw=1.8, label="f")
+            ax.plot(m["x"], m["estimate"], "C0-", lw=1.4, label="mean estimate $\\mu_T$")
+            ax.fill_between(
+                m["x"],
+                m["estimate"] - m["width"],
+                m["estimate"] + m["width"],
+                color="C0",
+                alpha=0.25,
+                lw=0,
+                label="$\\mu_T \\pm$ width",
+            )
+            ax.set_title(
+                f"{env_id}\n{a}\n(n={n}, coverage {cover:.2f}, "
+                f"mean over seeds of max|est - f| {max_err:.2f})",
+                fontsize=9,
+            )
+            ax.set_xlabel("x")
+            ax.grid(alpha=0.3)
+    axes = grid.ravel()
     axes[0].legend(fontsize=8, loc="best")
     if title:
         fig.suptitle(title, fontsize=11)
