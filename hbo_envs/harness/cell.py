@@ -72,6 +72,24 @@ class CellResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def lost_cell(spec: CellSpec, exc: BaseException) -> CellResult:
+    """The failed result of a cell whose worker died or whose task was lost (any backend)."""
+    return CellResult(
+        spec,
+        "failed",
+        error=f"{type(exc).__name__}: {exc}",
+        info={
+            "run_name": spec.run_name,
+            "env_id": spec.env_id,
+            "agent": spec.agent.label,
+            "seed": spec.seed,
+            "fingerprint": spec.fingerprint(),
+            "error_type": type(exc).__name__,
+            "error_message": str(exc),
+        },
+    )
+
+
 def _coverage(agent: Any, f: np.ndarray) -> float:
     post = getattr(agent, "posterior", None)
     if not callable(post):

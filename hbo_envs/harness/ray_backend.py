@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from hbo_envs.harness.cell import CellResult, run_cell
+from hbo_envs.harness.cell import CellResult, lost_cell, run_cell
 from hbo_envs.harness.specs import CellSpec
 
 __all__ = ["run_on_ray"]
@@ -69,20 +69,7 @@ def run_on_ray(
                 try:
                     res = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a worker died, a task was lost
-                    res = CellResult(
-                        spec,
-                        "failed",
-                        error=f"{type(exc).__name__}: {exc}",
-                        info={
-                            "run_name": spec.run_name,
-                            "env_id": spec.env_id,
-                            "agent": spec.agent.label,
-                            "seed": spec.seed,
-                            "fingerprint": spec.fingerprint(),
-                            "error_type": type(exc).__name__,
-                            "error_message": str(exc),
-                        },
-                    )
+                    res = lost_cell(spec, exc)
                 yield res
                 nxt = next(queue, None)
                 if nxt is not None:

@@ -28,7 +28,7 @@ from typing import Any
 import gymnasium as gym
 import pandas as pd
 
-from hbo_envs.harness.cell import CellResult, run_cell
+from hbo_envs.harness.cell import CellResult, lost_cell, run_cell
 from hbo_envs.harness.records import coerce, empty_records
 from hbo_envs.harness.specs import AgentSpec, CellSpec, as_agent_spec, jsonable
 from hbo_envs.harness.store import ResultStore, base_meta
@@ -170,20 +170,7 @@ def _local(cells: list[CellSpec], workers: int | None) -> Iterator[CellResult]:
                 try:
                     res = fut.result()
                 except Exception as exc:  # noqa: BLE001 - e.g. the worker process died
-                    res = CellResult(
-                        spec,
-                        "failed",
-                        error=f"{type(exc).__name__}: {exc}",
-                        info={
-                            "run_name": spec.run_name,
-                            "env_id": spec.env_id,
-                            "agent": spec.agent.label,
-                            "seed": spec.seed,
-                            "fingerprint": spec.fingerprint(),
-                            "error_type": type(exc).__name__,
-                            "error_message": str(exc),
-                        },
-                    )
+                    res = lost_cell(spec, exc)
                 yield res
                 nxt = next(queue, None)
                 if nxt is not None:
