@@ -25,12 +25,12 @@ It raises :class:`AgentCheckError` (an ``AssertionError``) naming the first viol
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from agents.protocol import Agent
+from hbo_envs.validation import ParameterTypeError, check_index
 
 __all__ = ["AgentCheckError", "check_agent", "default_check_problem"]
 
@@ -99,14 +99,16 @@ def _check_posterior(agent: Any, n: int, when: str) -> tuple[np.ndarray, np.ndar
 
 
 def _check_action(action: Any, n: int, t: int) -> int:
-    if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+    try:
+        return check_index("act()", "return value", action, n)
+    except ParameterTypeError:
         _fail(
             f"act() at round {t} returned {action!r} ({type(action).__name__}); it must "
             f"return an integer index in [0, {n - 1}]."
         )
-    if not 0 <= int(action) < n:
+    except ValueError:
         _fail(f"act() at round {t} returned {action!r}, outside [0, {n - 1}].")
-    return int(action)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _rollout(

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ParameterTypeError",
     "as_readonly",
     "check_choice",
+    "check_index",
     "check_int",
     "check_moment_index",
     "check_real",
@@ -116,3 +118,27 @@ def as_readonly(a: Any) -> np.ndarray:
         arr = np.array(arr, copy=True)
         arr.setflags(write=False)
     return arr
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type: both a ``TypeError`` and a ``ValueError``, so callers
+    may catch either (as numpy's ``AxisError`` is both a ``ValueError`` and an ``IndexError``)."""
+
+
+def check_index(owner: str, name: str, value: Any, n: int) -> int:
+    """Return ``value`` as an index in ``[0, n)``: the env's and every agent's action check.
+
+    Integers of any kind (Python, numpy, 0-d integer arrays) are accepted; bools, floats
+    (even integral or NaN), strings and arrays raise :class:`ParameterTypeError`; integers
+    out of range raise ``ValueError``. Both carry the uniform message.
+    """
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value.item()
+    allowed = f"an integer in [0, {n - 1}]"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        msg = str(param_error(owner, name, allowed, value))
+        raise ParameterTypeError(f"{msg[:-1]} (of type {type(value).__name__}).")
+    i = int(value)
+    if not 0 <= i < n:
+        raise param_error(owner, name, allowed, value)
+    return i

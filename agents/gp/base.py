@@ -23,7 +23,7 @@ import numpy as np
 
 from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import SCHEDULE_SETS, Schedule
-from hbo_envs.validation import check_choice, check_real, param_error
+from hbo_envs.validation import check_choice, check_index, check_real, param_error
 
 __all__ = ["GPUCBAgent", "TIE_RTOL"]
 
@@ -185,12 +185,7 @@ class GPUCBAgent:
         return int(idx[self.rng_.integers(idx.size)])
 
     def _check_action(self, action: Any) -> int:
-        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-            raise param_error(self._owner, "action", f"an integer in [0, {self.n_ - 1}]", action)
-        a = int(action)
-        if not 0 <= a < self.n_:
-            raise param_error(self._owner, "action", f"an integer in [0, {self.n_ - 1}]", action)
-        return a
+        return check_index(self._owner, "action", action, self.n_)
 
     def _check_reward(self, reward: Any) -> float:
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +13,7 @@ from gymnasium import spaces
 from hbo_envs.channels import RewardChannel, make_channel
 from hbo_envs.objectives import OBJECTIVES, Objective
 from hbo_envs.problem import Problem
-from hbo_envs.validation import check_int, param_error
+from hbo_envs.validation import check_index, check_int
 
 __all__ = ["GPBanditEnv", "ObjectiveSpec"]
 
@@ -173,19 +172,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     def _check_action(self, action: Any) -> int:
         if type(action) is int and 0 <= action < self.action_space.n:  # the fast path
             return action
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        if isinstance(action, bool | np.bool_) or not isinstance(action, numbers.Integral):
-            raise TypeError(
-                f"The action must be an integer index in [0, {self.action_space.n - 1}]. "
-                f"Got {action!r} of type {type(action).__name__} instead."
-            )
-        a = int(action)
-        if not 0 <= a < self.action_space.n:
-            raise param_error(
-                type(self).__name__, "action", f"in [0, {self.action_space.n - 1}]", a
-            )
-        return a
+        return check_index(type(self).__name__, "action", action, int(self.action_space.n))
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         a = self._check_action(action)  # before any state change
