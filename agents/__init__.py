@@ -2,7 +2,7 @@
 
 >>> import agents
 >>> agents.available()
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb')
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'random')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine
@@ -10,6 +10,7 @@ Every GP agent is built on one exact posterior engine
 agent (ours or a third party's) against the :class:`Agent` protocol.
 """
 
+from agents.baselines import RandomAgent
 from agents.checks import AgentCheckError, check_agent
 from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
 from agents.heavy_tailed import CATGPUCB, TGPUCB, MoMGPUCB
@@ -25,6 +26,7 @@ __all__ = [
     "GPUCB",
     "GPUCBAgent",
     "MoMGPUCB",
+    "RandomAgent",
     "TGPUCB",
     "available",
     "check_agent",

@@ -6,7 +6,7 @@ for a third-party class):
 
 >>> import agents
 >>> agents.available()
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb')
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'random')
 >>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
 'tgp-ucb'
 """
@@ -51,6 +51,11 @@ AGENT_SPECS: tuple[AgentEntry, ...] = (
         "mom-gp-ucb",
         "agents.heavy_tailed.mom_gp_ucb:MoMGPUCB",
         "Park–Lee 2024, Algorithm 2",
+    ),
+    AgentEntry(
+        "random",
+        "agents.baselines.uniform:RandomAgent",
+        "uniform play: the floor every table and plot shows",
     ),
 )
 

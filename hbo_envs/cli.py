@@ -242,8 +242,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hbo_envs.harness import build_cells, format_table, run_sweep
+    from hbo_envs.harness.claims import evaluate_claims, format_verdicts, verdict_records
     from hbo_envs.harness.experiments import EXPERIMENTS
     from hbo_envs.harness.plotting import plot_confidence, plot_regret
+    from hbo_envs.harness.store import write_json
 
     if args.list or not args.name:
         for name, e in EXPERIMENTS.items():
@@ -332,7 +334,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
         print("\nMeasured ordering by mean R_T ('<': 95% CIs apart, '~': CIs overlap):")
         print(format_ordering(res.summary))
-    print(f"The paper shows: {exp.expect}")
+    verdicts = evaluate_claims(exp.claims, res.records, list(exp.envs), res.summary)
+    print("\nThe paper's claims, with the measured verdicts (95% bootstrap CIs over seeds):")
+    print(format_verdicts(verdicts))
+    write_json(
+        out / "summary.json",
+        {
+            "experiment": meta["experiment"],
+            "seeds": seeds,
+            "horizons": {e: horizon(e) for e in exp.envs},
+            "verdicts": verdict_records(verdicts),
+            "summary": json.loads(res.summary.to_json(orient="records")),
+        },
+    )
+    print(f"wrote {out / 'summary.json'}")
     _print_failures(res.failures)
     return 1 if res.failures else 0
 

@@ -163,11 +163,19 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert (out / "regret.png").exists() and (out / "confidence.png").exists()
     snaps = pd.read_parquet(out / "snapshots.parquet")
     assert set(snaps.columns) >= {"agent", "seed", "point", "x", "f", "estimate", "width"}
-    assert (
-        len(snaps) == 2 * 2 * 2 * 100
-    )  # envs (sign per sample, per run) x agents x seeds x points
+    # envs (sign per sample, per run) x agents (two and the random floor) x seeds x points
+    assert len(snaps) == 2 * 3 * 2 * 100
+    assert set(snaps["agent"]) >= {"random"}
     meta = json.loads((out / "meta.json").read_text())
     assert meta["experiment"]["name"] == "cg2019-fig1f" and meta["experiment"]["quick"]
+    summary = json.loads((out / "summary.json").read_text())
+    from hbo_envs.harness.experiments import EXPERIMENTS
+
+    n_claims = len(EXPERIMENTS["cg2019-fig1f"].claims)
+    assert len(summary["verdicts"]) >= n_claims  # one verdict per claim and env at least
+    for v in summary["verdicts"]:
+        assert v["verdict"] in r.stdout and v["claim"] in r.stdout
+    assert "The paper's claims, with the measured verdicts" in r.stdout
 
 
 def test_ctrl_c_keeps_finished_cells_and_resumes(tmp_path: Path) -> None:

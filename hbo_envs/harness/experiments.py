@@ -1,15 +1,17 @@
 """The registry of paper experiments behind ``hbo-bench reproduce NAME [--quick]``.
 
 An :class:`Experiment` is data: env ids x agents (with parameters and labels) x seeds x
-horizon, the paper's protocol in words, what the paper's figure shows (the ordering to
-look for), which plot to draw, and a small ``quick`` version (fewer seeds and rounds,
-same envs, agents and parameters) that finishes in about a minute. A later env or agent
-adds one entry to :data:`EXPERIMENTS` (or one agent to an entry): nothing else changes.
+horizon, the paper's protocol in words, the paper's claims as data
+(:mod:`hbo_envs.harness.claims`: each gets a measured verdict), which plot to draw,
+and a small ``quick`` version (fewer seeds and rounds, same envs, agents and
+parameters) that finishes in about a minute. A later env or agent adds one entry to
+:data:`EXPERIMENTS` (or one agent to an entry): nothing else changes.
 
 Agents an experiment lists but the installed ``agents`` package does not provide yet
 are skipped with a note (:meth:`Experiment.agent_specs`). ``paper`` agents are the ones the
 paper's figure shows; ``extra`` agents are baselines the figure does not show, run on
-the same cells for comparison (``--paper-only`` drops them).
+the same cells for comparison (``--paper-only`` drops them). The uniform-random agent
+(``random``) runs in every experiment as the floor.
 
 >>> sorted(EXPERIMENTS)[:2]
 ['cg2019-fig1a', 'cg2019-fig1b']
@@ -21,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbo_envs.harness.claims import Claim
 from hbo_envs.harness.specs import AgentSpec
 
 __all__ = ["EXPERIMENTS", "Experiment", "LogT", "PowerT", "available_agent_names"]
@@ -87,14 +90,23 @@ class Experiment:
     expect: str = ""
     snapshot: bool = False
     quick_horizon_by_env: dict[str, int] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
+    floor: bool = True  # run the uniform-random agent as the floor (label "random")
 
     def agent_specs(
         self, *, paper_only: bool = False, available: set[str] | None = None
     ) -> tuple[list[AgentSpec], list[str]]:
-        """``(runnable agent specs, labels skipped because the agent is not available)``."""
+        """``(runnable agent specs, labels skipped because the agent is not available)``.
+
+        The uniform-random floor (``random``) is always run, ``paper_only`` or not, unless
+        the experiment sets ``floor=False``.
+        """
         names = available_agent_names() if available is None else available
         specs, skipped = [], []
-        for a in self.paper + (() if paper_only else self.extra):
+        listed = self.paper + (() if paper_only else self.extra)
+        if self.floor and all(a.label != "random" for a in listed):
+            listed += (_a("random"),)
+        for a in listed:
             if a.kind == "name" and a.source not in names:
                 skipped.append(a.label)
             else:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["bootstrap_mean_band", "iqm", "stratified_bootstrap_ci"]
+__all__ = ["bootstrap_mean_band", "fit_exponent", "iqm", "stratified_bootstrap_ci"]
 
 
 def iqm(scores: np.ndarray | list[float]) -> float:
@@ -98,3 +98,58 @@ def bootstrap_mean_band(
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a], axis=0)
     return c.mean(axis=0), lo, hi
+
+
+def fit_exponent(
+    x: np.ndarray | list[float],
+    Y: np.ndarray | list[list[float]],
+    *,
+    confidence: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Growth exponent ``p`` of ``Y ~ c x^p`` with a bootstrap CI over runs.
+
+    ``Y`` has shape ``(runs, len(x))`` (e.g. the cumulative regret ``R_t`` of each seed at
+    the rounds ``x``, or ``R_T`` of each seed at several horizons ``T``). ``p`` is the
+    least-squares slope of ``log mean_runs(Y)`` on ``log x`` (the log of the mean curve,
+    so a run with zero regret does not break the fit); the interval is the percentile
+    bootstrap over runs (whole rows resampled with replacement). Points where the mean
+    is not positive are dropped; fewer than two left gives ``(nan, nan, nan)``.
+
+    >>> t = np.array([10.0, 100.0, 1000.0])
+    >>> p, lo, hi = fit_exponent(t, [2 * t**0.5, 3 * t**0.5])
+    >>> round(p, 6), round(lo, 6), round(hi, 6)
+    (0.5, 0.5, 0.5)
+    """
+    xs = np.asarray(x, dtype=float)
+    Ys = np.asarray(Y, dtype=float)
+    if Ys.ndim == 1:
+        Ys = Ys[None, :]
+    if xs.ndim != 1 or Ys.ndim != 2 or Ys.shape[1] != xs.size or Ys.shape[0] == 0:
+        raise ValueError(
+            f"fit_exponent: x must be 1-D and Y (runs, len(x)); got x {xs.shape}, Y {Ys.shape}."
+        )
+    if not (np.isfinite(xs).all() and (xs > 0).all()):
+        raise ValueError("fit_exponent: x must be finite and positive.")
+    if not np.isfinite(Ys).all():
+        raise ValueError("fit_exponent: Y contains NaN or infinite values.")
+    lx = np.log(xs)
+
+    def slope(mean: np.ndarray) -> float:
+        ok = mean > 0
+        if np.count_nonzero(ok) < 2 or np.ptp(lx[ok]) == 0:
+            return float("nan")
+        return float(np.polyfit(lx[ok], np.log(mean[ok]), 1)[0])
+
+    p = slope(Ys.mean(axis=0))
+    if not np.isfinite(p):
+        return (float("nan"),) * 3
+    rng = np.random.default_rng(seed)
+    runs = Ys.shape[0]
+    idx = rng.integers(runs, size=(reps, runs))
+    boot = np.array([slope(Ys[i].mean(axis=0)) for i in idx])
+    boot = boot[np.isfinite(boot)]
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(boot, [a, 1 - a]) if boot.size else (np.nan, np.nan)
+    return p, float(lo), float(hi)

@@ -1,0 +1,128 @@
+"""Claims and verdicts (hbo_envs.harness.claims) on hand-made records, and the growth
+exponent fit (hbo_envs.harness.stats.fit_exponent) against known power laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hbo_envs.harness.claims import (
+    DOES_NOT,
+    INCONCLUSIVE,
+    NOT_RUN,
+    REPRODUCES,
+    Claim,
+    ClaimContext,
+    Verdict,
+    below_random,
+    evaluate_claims,
+    format_verdicts,
+    less,
+    linear,
+    lowest,
+    sublinear,
+)
+from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
+
+
+def finals(env: str, **per_agent: list[float]) -> pd.DataFrame:
+    rows = [
+        {"env_id": env, "agent": a, "seed": s, "t": 100, "regret": r}
+        for a, rs in per_agent.items()
+        for s, r in enumerate(rs)
+    ]
+    return pd.DataFrame(rows)
+
+
+def curves(env: str, agent: str, p: float, seeds: int = 8, T: int = 1000) -> pd.DataFrame:
+    rng = np.random.default_rng(seeds)
+    t = np.unique(np.geomspace(1, T, 60).astype(int))
+    rows = []
+    for s in range(seeds):
+        c = 2.0 * (1 + 0.05 * rng.standard_normal())
+        for ti, r in zip(t, c * t**p, strict=True):
+            rows.append({"env_id": env, "agent": agent, "seed": s, "t": int(ti), "regret": r})
+    return pd.DataFrame(rows)
+
+
+def test_less_three_verdicts_match_the_bootstrap_cis() -> None:
+    rec = finals("e", a=[1.0, 1.2, 0.8, 1.1], b=[5.0, 5.5, 4.5, 5.2], c=[0.5, 3.0, 1.0, 2.5])
+    (v,) = evaluate_claims([less("a", "b")], rec)
+    assert v.verdict == REPRODUCES and v.env == "e"
+    lo, hi = stratified_bootstrap_ci([1.0, 1.2, 0.8, 1.1])
+    assert f"[{lo:.4g}, {hi:.4g}]" in v.evidence
+    assert evaluate_claims([less("b", "a")], rec)[0].verdict == DOES_NOT
+    assert evaluate_claims([less("a", "c")], rec)[0].verdict == INCONCLUSIVE
+
+
+def test_avg_regret_metric_divides_by_T() -> None:
+    rec = finals("e", a=[10.0, 10.0], b=[20.0, 20.0])
+    ctx = ClaimContext(rec)
+    np.testing.assert_allclose(ctx.scores("e", "a", "avg_regret"), [0.1, 0.1])
+    with pytest.raises(ValueError, match="metric"):
+        less("a", "b", metric="R_T")
+
+
+def test_claims_over_every_env_and_missing_agents_are_not_run() -> None:
+    rec = pd.concat([finals("e1", a=[1.0, 1.1], random=[3.0, 3.1]), finals("e2", a=[1.0, 1.1])])
+    vs = evaluate_claims([below_random("a")], rec, envs=["e1", "e2", "e3"])
+    assert [(v.env, v.verdict) for v in vs] == [
+        ("e1", REPRODUCES),
+        ("e2", NOT_RUN),
+        ("e3", NOT_RUN),
+    ]
+    assert "random" in vs[1].evidence and "a, random" in vs[2].evidence
+
+
+def test_lowest_needs_every_comparison() -> None:
+    rec = finals("e", a=[1.0, 1.1, 0.9], b=[5.0, 5.1, 4.9], c=[9.0, 9.1, 8.9], d=[1.0, 3.0, 0.5])
+    assert evaluate_claims([lowest("a", among=["b", "c"])], rec)[0].verdict == REPRODUCES
+    assert evaluate_claims([lowest("a")], rec)[0].verdict == INCONCLUSIVE  # d overlaps
+    assert evaluate_claims([lowest("b", among=["a", "c"])], rec)[0].verdict == DOES_NOT
+    assert evaluate_claims([lowest("a", among=["zzz"])], rec)[0].verdict == NOT_RUN
+
+
+def test_growth_claims_on_known_power_laws() -> None:
+    rec = pd.concat([curves("e", "lin", 1.0), curves("e", "sqrt", 0.5)])
+    assert evaluate_claims([linear("lin")], rec)[0].verdict == REPRODUCES
+    assert evaluate_claims([sublinear("lin")], rec)[0].verdict == DOES_NOT
+    assert evaluate_claims([sublinear("sqrt")], rec)[0].verdict == REPRODUCES
+    assert evaluate_claims([linear("sqrt")], rec)[0].verdict == DOES_NOT
+    v = evaluate_claims([sublinear("sqrt", threshold=0.5)], rec)[0]
+    assert v.verdict == INCONCLUSIVE and "0.500" in v.evidence
+
+
+@pytest.mark.parametrize("p", [0.25, 0.5, 0.75, 1.0])
+def test_fit_exponent_recovers_power_laws_and_its_ci_covers(p: float) -> None:
+    rng = np.random.default_rng(1)
+    x = np.geomspace(100, 10_000, 20)
+    Y = np.array([3.0 * x**p * np.exp(0.05 * rng.standard_normal(x.size)) for _ in range(20)])
+    est, lo, hi = fit_exponent(x, Y)
+    assert abs(est - p) < 0.02 and lo <= p <= hi and hi - lo < 0.05
+
+
+def test_fit_exponent_refuses_bad_shapes_and_values() -> None:
+    with pytest.raises(ValueError, match="runs, len"):
+        fit_exponent([1.0, 2.0], [[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="positive"):
+        fit_exponent([0.0, 2.0], [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        fit_exponent([1.0, 2.0], [[1.0, np.nan]])
+    assert np.isnan(fit_exponent([1.0, 2.0], [[0.0, 0.0]])[0])
+
+
+def test_custom_claim_and_formatting() -> None:
+    class AlwaysInconclusive(Claim):
+        def evaluate(self, ctx: ClaimContext) -> list[Verdict]:
+            return [
+                self._verdict(env, INCONCLUSIVE, f"{len(ctx.agents)} agents") for env in ctx.envs
+            ]
+
+    rec = finals("e", a=[1.0, 1.1], b=[5.0, 5.1])
+    claims = [AlwaysInconclusive("custom", "Fig. 9"), less("a", "b", text="a beats b")]
+    vs = evaluate_claims(claims, rec)
+    assert vs[0] == Verdict("custom", "e", INCONCLUSIVE, "2 agents", "Fig. 9")
+    text = format_verdicts(vs)
+    assert "a beats b [e]" in text and "1 reproduces, 1 inconclusive" in text
+    assert format_verdicts([]) == "(no claims stated for this experiment)"
