@@ -1,0 +1,126 @@
+"""Core of the experiment registry: :class:`Experiment`, schedules passed as agent
+parameters, and :func:`register` (see :mod:`hbo_envs.harness.experiments`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbo_envs.harness.claims import Claim
+from hbo_envs.harness.specs import AgentSpec
+
+__all__ = ["EXPERIMENTS", "Experiment", "LogT", "PowerT", "available_agent_names", "register"]
+
+
+# -- schedules that experiment definitions pass as agent parameters ---------------------------
+class LogT:
+    """The schedule ``t -> ln t`` (for ``t < e`` it is ``ln t`` clipped at 0); picklable."""
+
+    label = "ln t"
+
+    def __call__(self, t: float, *args: Any, **kwargs: Any) -> float:
+        return max(math.log(max(float(t), 1.0)), 0.0)
+
+    def __repr__(self) -> str:
+        return "LogT()"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogT)
+
+    def __hash__(self) -> int:
+        return hash("LogT")
+
+
+class PowerT:
+    """The schedule ``t -> t ** p`` (e.g. ``PowerT(0.25)``, label ``t^1/4``); picklable."""
+
+    _NAMES = {0.25: "1/4", 0.5: "1/2", 1 / 3: "1/3"}
+
+    def __init__(self, p: float) -> None:
+        self.p = float(p)
+        self.label = f"t^{self._NAMES.get(self.p, repr(self.p))}"
+
+    def __call__(self, t: float, *args: Any, **kwargs: Any) -> float:
+        return float(max(float(t), 1.0) ** self.p)
+
+    def __repr__(self) -> str:
+        return f"PowerT({self.p!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerT) and other.p == self.p
+
+    def __hash__(self) -> int:
+        return hash(("PowerT", self.p))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One paper experiment (see the module docstring)."""
+
+    name: str
+    title: str
+    citation: str
+    protocol: str
+    envs: tuple[str, ...]
+    paper: tuple[AgentSpec, ...]
+    seeds: int
+    horizon: int | None
+    quick_seeds: int
+    quick_horizon: int
+    extra: tuple[AgentSpec, ...] = ()
+    metric: str = "avg_regret"  # what the paper's figure plots: "regret" or "avg_regret"
+    kind: str = "regret"  # "regret" | "confidence" | "runtime"
+    expect: str = ""
+    snapshot: bool = False
+    quick_horizon_by_env: dict[str, int] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
+    floor: bool = True  # run the uniform-random agent as the floor (label "random")
+
+    def agent_specs(
+        self, *, paper_only: bool = False, available: set[str] | None = None
+    ) -> tuple[list[AgentSpec], list[str]]:
+        """``(runnable agent specs, labels skipped because the agent is not available)``.
+
+        The uniform-random floor (``random``) is always run, ``paper_only`` or not, unless
+        the experiment sets ``floor=False``.
+        """
+        names = available_agent_names() if available is None else available
+        specs, skipped = [], []
+        listed = self.paper + (() if paper_only else self.extra)
+        if self.floor and all(a.label != "random" for a in listed):
+            listed += (_a("random"),)
+        for a in listed:
+            if a.kind == "name" and a.source not in names:
+                skipped.append(a.label)
+            else:
+                specs.append(a)
+        return specs, skipped
+
+    def horizon_for(self, env_id: str, quick: bool) -> int | None:
+        if quick:
+            return self.quick_horizon_by_env.get(env_id, self.quick_horizon)
+        return self.horizon
+
+
+def available_agent_names() -> set[str]:
+    """Names the installed ``agents`` package can build (empty until it has a registry)."""
+    try:
+        import agents
+
+        return set(agents.available())
+    except (ImportError, AttributeError):
+        return set()
+
+
+def _a(name: str, label: str | None = None, **params: Any) -> AgentSpec:
+    return AgentSpec(name, params, label)
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(e: Experiment) -> None:
+    if e.name in EXPERIMENTS:
+        raise ValueError(f"duplicate experiment name {e.name!r}")
+    EXPERIMENTS[e.name] = e

@@ -1,0 +1,84 @@
+"""Chowdhury & Gopalan (NeurIPS 2019) experiments: Fig. 1(a)-(c) and (f)."""
+
+from __future__ import annotations
+
+from hbo_envs.harness.experiments._core import Experiment, LogT, PowerT, _a, register
+
+_CG = "Chowdhury & Gopalan, Bayesian Optimization under Heavy-tailed Payoffs, NeurIPS 2019"
+
+_CG_PROTOCOL = (
+    "§6 'Synthetic data': 100 evenly spaced points on [0, 1], a new f per trial, "
+    "lambda = 1, 20 trials of 2*10^4 rounds; the figure plots mean and std of R_T/T. "
+    "Schedules: the agents' default 'experiment' set (the authors' public code). "
+    "GP-UCB is excluded from the paper's panels (R = inf); it, CA-TGP-UCB and MoM-GP-UCB "
+    "are run here as extra baselines."
+)
+
+_CG_PAPER = (
+    _a("tgp-ucb"),
+    _a("ata-gp-ucb-qff"),
+    _a("ata-gp-ucb-nystrom"),
+)
+_CG_EXTRA = (_a("gp-ucb"), _a("ca-tgp-ucb"), _a("mom-gp-ucb"))
+
+for _panel, _env, _paper in (
+    ("a", "hbo/RKHS-SE-StudentT-v0", _CG_PAPER),
+    ("b", "hbo/RKHS-SE-Pareto-v0", _CG_PAPER),
+    # (c): "we do not have the theory of ATA-GP-UCB-QFF for the Matérn kernel yet"
+    ("c", "hbo/RKHS-Matern-StudentT-v0", tuple(a for a in _CG_PAPER if "qff" not in a.label)),
+):
+    register(
+        Experiment(
+            name=f"cg2019-fig1{_panel}",
+            title=f"Chowdhury–Gopalan 2019, Fig. 1({_panel}): time-average regret on {_env}",
+            citation=_CG + f", §6 and Fig. 1({_panel})",
+            protocol=_CG_PROTOCOL,
+            envs=(_env,),
+            paper=_paper,
+            extra=_CG_EXTRA,
+            seeds=20,
+            horizon=20_000,
+            quick_seeds=10,
+            quick_horizon=5_000,
+            metric="avg_regret",
+            expect=(
+                "ATA-GP-UCB (QFF, Nyström) below TGP-UCB; Nyström no worse than QFF; R_T/T "
+                "decreasing for all."
+            ),
+        )
+    )
+
+register(
+    Experiment(
+        name="cg2019-fig1f",
+        title="Chowdhury–Gopalan 2019, Fig. 1(f): effect of truncation on GP-UCB's confidence set",
+        citation=_CG + ", §6 'Effect of truncation' and Fig. 1(f)",
+        protocol=(
+            "f in the SE RKHS normalized to [0, 1]; eta = +-10 at one random point, 0 "
+            "elsewhere; GP-UCB with beta_t = ln t, with and without truncating rewards "
+            "above b_t = t^{1/4}; T = 10^4; confidence sets mu_T +- sigma_T averaged over "
+            "50 noise randomizations."
+        ),
+        # The paper leaves open whether the +-10 sign is drawn per sample or once per
+        # randomization; both readings run (see hbo_envs.channels.spike).
+        envs=("hbo/RKHS-SE-Spike-v0", "hbo/RKHS-SE-SpikeFixedSign-v0"),
+        paper=(
+            _a("gp-ucb", "gp-ucb[beta=ln t]", beta=LogT()),
+            _a("tgp-ucb", "tgp-ucb[b=t^1/4,beta=ln t]", beta=LogT(), b=PowerT(0.25)),
+        ),
+        seeds=50,
+        horizon=10_000,
+        quick_seeds=10,
+        quick_horizon=10_000,
+        metric="avg_regret",
+        kind="confidence",
+        snapshot=True,
+        expect=(
+            "without truncation the posterior mean is off near the spike and the band misses "
+            "f there; with truncation the estimate is (almost) exact and the band contains f "
+            "everywhere (coverage_T = 1). Measured: this holds when the spike's sign is drawn "
+            "once per run (SpikeFixedSign); with a fresh sign per sample the spike averages "
+            "out and both estimates converge."
+        ),
+    )
+)
