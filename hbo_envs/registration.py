@@ -25,6 +25,7 @@ class EnvEntry:
 
 _CG = "hbo_envs.envs.chowdhury_gopalan"
 _PL = "hbo_envs.envs.park_lee"
+_BKC = "hbo_envs.envs.corrupted"
 
 ENV_SPECS: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -67,6 +68,27 @@ ENV_SPECS: tuple[EnvEntry, ...] = (
             ("Griewank5D", "griewank5d", "cf"),
         )
         for (tag, eps, panel) in (("02", 0.2, panels[0]), ("08", 0.8, panels[1]))
+    ),
+    EnvEntry(
+        "hbo/Corrupted-Fig1-v0",
+        f"{_BKC}:BogunovicFigure1Env",
+        {},
+        "Bogunovic–Krause–Scarlett 2020, Fig. 1",
+    ),
+    *(
+        EnvEntry(
+            f"hbo/Corrupted-SE-{tag}-v0",
+            f"{_BKC}:CorruptedSEEnv",
+            {"adversary": adv},
+            f"Bogunovic–Krause–Scarlett 2020, §2 ({adv} adversary)",
+        )
+        for tag, adv in (
+            ("None", "none"),
+            ("Region", "region"),
+            ("Adaptive", "adaptive"),
+            ("Decoy", "decoy"),
+            ("RandomSign", "random_sign"),
+        )
     ),
     EnvEntry(
         "hbo/GPBandit-v0",

@@ -174,6 +174,11 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
             return action
         return check_index(type(self).__name__, "action", action, int(self.action_space.n))
 
+    def _corrupt(self, action: int, y: float) -> float:
+        """``c_t(x_t)`` added to ``y_t`` (none here; :mod:`hbo_envs.envs.corrupted` overrides
+        it and keeps ``self._corruption_used``)."""
+        return 0.0
+
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         a = self._check_action(action)  # before any state change
         if self._t is None:
@@ -184,7 +189,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
             )
         fx = self._f_list[a]
         y = self.channel.sample(fx, a, self.np_random, self._channel_state)
-        corruption = 0.0
+        corruption = self._corrupt(a, y)  # c_t(x_t); 0 without an adversary
         y += corruption
         if not math.isfinite(y):  # pragma: no cover - channels guarantee finite draws
             raise FloatingPointError(f"non-finite reward {y!r} at action {a}")

@@ -1,0 +1,64 @@
+"""Adversaries: budgeted corruption of the observed rewards (Bogunovic et al. 2020).
+
+One module per adversary; every one composes with any objective and reward channel
+(:class:`hbo_envs.envs.corrupted.CorruptedEnv`). Whatever an adversary proposes, the
+env's :class:`~hbo_envs.adversaries.base.CorruptionLedger` keeps ``|c_t| <= B_0`` and the
+total charge ``<= C``. Build one with :func:`make_adversary`:
+
+>>> adv = make_adversary({"name": "region", "radius": 0.05})
+>>> adv.params()
+{'name': 'region', 'radius': 0.05, 'fraction': 0.3333333333333333}
+>>> sorted(ADVERSARIES)
+['adaptive', 'decoy', 'none', 'random_sign', 'region']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbo_envs.adversaries.adaptive import AdaptiveAdversary
+from hbo_envs.adversaries.base import INFO_MODELS, Adversary, AdversaryView, CorruptionLedger
+from hbo_envs.adversaries.decoy import DecoyAdversary
+from hbo_envs.adversaries.none import NoAdversary
+from hbo_envs.adversaries.random_sign import RandomSignAdversary
+from hbo_envs.adversaries.region import RegionAdversary
+
+__all__ = [
+    "ADVERSARIES",
+    "INFO_MODELS",
+    "AdaptiveAdversary",
+    "Adversary",
+    "AdversaryView",
+    "CorruptionLedger",
+    "DecoyAdversary",
+    "NoAdversary",
+    "RandomSignAdversary",
+    "RegionAdversary",
+    "make_adversary",
+]
+
+ADVERSARIES: dict[str, type[Adversary]] = {
+    "none": NoAdversary,
+    "region": RegionAdversary,
+    "adaptive": AdaptiveAdversary,
+    "decoy": DecoyAdversary,
+    "random_sign": RandomSignAdversary,
+}
+
+
+def make_adversary(spec: Adversary | str | dict[str, Any] | None) -> Adversary:
+    """An adversary from an instance, a name in :data:`ADVERSARIES`, a dict
+    ``{"name": ..., **params}``, or ``None`` (no corruption)."""
+    if spec is None:
+        return NoAdversary()
+    if isinstance(spec, Adversary):
+        return spec
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if not isinstance(spec, dict) or spec.get("name") not in ADVERSARIES:
+        raise ValueError(
+            "The 'adversary' parameter must be an Adversary, one of "
+            f"{sorted(ADVERSARIES)} or a dict with one of them as 'name'. Got {spec!r} instead."
+        )
+    params = {k: v for k, v in spec.items() if k != "name"}
+    return ADVERSARIES[spec["name"]](**params)
