@@ -1,8 +1,9 @@
 """Reference agents for heavy-tailed and corrupted kernelized bandits.
 
 >>> import agents
->>> agents.available()
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'random')
+>>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'gp-ucb-corruption', 'fast-slow-gp-ucb',
+ 'fast-slow-gp-ucb-unknown', 'random')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine
@@ -12,6 +13,7 @@ agent (ours or a third party's) against the :class:`Agent` protocol.
 
 from agents.baselines import RandomAgent
 from agents.checks import AgentCheckError, check_agent
+from agents.corruption import FastSlowGPUCB, FastSlowGPUCBUnknown, GPUCBCorruption
 from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
 from agents.heavy_tailed import CATGPUCB, TGPUCB, MoMGPUCB
 from agents.protocol import Agent
@@ -22,9 +24,12 @@ __all__ = [
     "Agent",
     "AgentCheckError",
     "CATGPUCB",
+    "FastSlowGPUCB",
+    "FastSlowGPUCBUnknown",
     "GPPosteriorEngine",
     "GPUCB",
     "GPUCBAgent",
+    "GPUCBCorruption",
     "MoMGPUCB",
     "RandomAgent",
     "TGPUCB",

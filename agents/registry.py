@@ -5,8 +5,9 @@ algorithm adds one :class:`AgentEntry` to :data:`AGENT_SPECS` (or calls :func:`r
 for a third-party class):
 
 >>> import agents
->>> agents.available()
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'random')
+>>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
+('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'gp-ucb-corruption', 'fast-slow-gp-ucb',
+ 'fast-slow-gp-ucb-unknown', 'random')
 >>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
 'tgp-ucb'
 """
@@ -51,6 +52,21 @@ AGENT_SPECS: tuple[AgentEntry, ...] = (
         "mom-gp-ucb",
         "agents.heavy_tailed.mom_gp_ucb:MoMGPUCB",
         "Park–Lee 2024, Algorithm 2",
+    ),
+    AgentEntry(
+        "gp-ucb-corruption",
+        "agents.corruption.gp_ucb_corruption:GPUCBCorruption",
+        "Bogunovic–Krause–Scarlett 2020, Algorithm 1 (known C)",
+    ),
+    AgentEntry(
+        "fast-slow-gp-ucb",
+        "agents.corruption.fast_slow:FastSlowGPUCB",
+        "Bogunovic–Krause–Scarlett 2020, Algorithm 2 (known-or-zero C)",
+    ),
+    AgentEntry(
+        "fast-slow-gp-ucb-unknown",
+        "agents.corruption.fast_slow_unknown:FastSlowGPUCBUnknown",
+        "Bogunovic–Krause–Scarlett 2020, Algorithm 3 (unknown C)",
     ),
     AgentEntry(
         "random",

@@ -35,7 +35,16 @@ def small_problem(n=20, horizon=300, **consts):
 
 # ------------------------------------------------------------------------- registry
 def test_available_lists_exactly_the_implemented_agents():
-    assert agents.available() == ("gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb", "random")
+    assert agents.available() == (
+        "gp-ucb",
+        "tgp-ucb",
+        "ca-tgp-ucb",
+        "mom-gp-ucb",
+        "gp-ucb-corruption",
+        "fast-slow-gp-ucb",
+        "fast-slow-gp-ucb-unknown",
+        "random",
+    )
     for name in agents.available():
         agent = agents.make(name)
         assert agent.name == name

@@ -1,0 +1,111 @@
+"""Shared pieces of the corruption-tolerant agents (Bogunovic, Krause & Scarlett 2020).
+
+- :func:`lemma1_beta` — the confidence width of Lemma 1, eq. (7), plus the corruption
+  terms of Lemma 3 / Theorems 9-10:
+  ``beta = B + R lambda^{-1/2} sqrt(2 (gamma + ln(1/delta'))) + lambda^{-1/2} c``.
+- :class:`ConfidenceInstance` — one GP-UCB instance on its own
+  :class:`~agents.gp.engine.GPPosteriorEngine` with the *intersected* (running min / max)
+  confidence bounds of eqs. (15)-(18) and (29)-(32).
+- :func:`noise_and_range` — the constants ``R`` (noise scale) and ``B_0`` the theorems use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from agents.gp.engine import GPPosteriorEngine
+from agents.schedules import Schedule
+from hbo_envs.validation import check_real
+
+__all__ = ["ConfidenceInstance", "known_budget", "lemma1_beta", "noise_and_range"]
+
+
+def lemma1_beta(B: float, R: float, lam: float, gamma: float, log_term: float, c: float) -> float:
+    """``B + R lambda^{-1/2} sqrt(2 (gamma + log_term)) + lambda^{-1/2} c``.
+
+    Eq. (7) with ``log_term = ln(1/delta)`` and ``c = 0``; Lemma 3 / Alg. 1 adds
+    ``lambda^{-1/2} C``; eq. (21)/(26) (the S instance) uses ``log_term = ln(5/delta)`` and
+    ``c = 3 + B_0 ln(5/delta)``; eq. (35) ``log_term = ln(4(1 + log2 T)/delta)`` and
+    ``c = 3 + B_0 log_term``. ``gamma`` is the realized information gain (DESIGN.md).
+    """
+    return B + (R * math.sqrt(2.0 * (gamma + log_term)) + c) / math.sqrt(lam)
+
+
+def noise_and_range(agent: Any, problem: Any, R: Any, B0: Any) -> tuple[float, float, float]:
+    """``(B, R, B_0)`` for the default schedules of ``agent`` on ``problem``.
+
+    ``B = problem.B``; ``R`` (the sub-Gaussian noise scale ``sigma`` of eq. (7)) defaults to
+    ``problem.nu ** (1 / (1 + alpha))`` as for GP-UCB (exactly ``sigma`` for Gaussian noise);
+    ``B_0`` (``f : D -> [-B_0, B_0]`` and ``|c_t| <= B_0``) defaults to
+    ``problem.meta["B0"]`` when the env declares it (corrupted envs) and ``problem.sup_f``
+    otherwise.
+    """
+    owner = agent._owner
+    B = agent._constant(problem, "B")
+    if R is None:
+        nu = agent._constant(problem, "nu", override="R")
+        R_ = nu ** (1.0 / (1.0 + float(problem.alpha)))
+    else:
+        R_ = check_real(owner, "R", R, 0.0, None, "left")
+    if B0 is None:
+        B0_ = problem.meta.get("B0", problem.sup_f) if hasattr(problem, "meta") else None
+        B0_ = check_real(owner, "B0 (from problem.meta['B0'] or problem.sup_f)", B0_, 0.0)
+    else:
+        B0_ = check_real(owner, "B0", B0, 0.0, None, "neither")
+    return B, R_, B0_
+
+
+def known_budget(agent: Any, problem: Any, C: Any) -> float:
+    """The known corruption budget: ``C`` if given, else ``problem.C``, and 0 when the
+    problem declares none (``problem.C is None``: the uncorrupted setting)."""
+    value = getattr(problem, "C", None) if C is None else C
+    if value is None:
+        return 0.0
+    return check_real(agent._owner, "C", value, 0.0, None, "left")
+
+
+class ConfidenceInstance:
+    """One instance ``A`` of Fast-Slow GP-UCB (or layer ``ell`` of Algorithm 3).
+
+    ``t`` is the paper's ``t_A``: 1 + the number of observations the instance has made.
+    The current bounds are (eqs. (15)-(16), (29)-(30); ``sigma``, ``mu`` after ``t_A - 1``
+    observations)::
+
+        ucb(x; a) = mu~_{t_A - 1}(x) + a beta_{t_A} sigma_{t_A - 1}(x)
+        lcb(x; a) = mu~_{t_A - 1}(x) - a beta_{t_A} sigma_{t_A - 1}(x)
+
+    and the instance keeps their running intersections (eqs. (17)-(18), (31)-(32)):
+    ``ucb1 = min_{t' <= t_A} ucb(.; 1)``, ``lcb1 = max_{t' <= t_A} lcb(.; 1)`` and
+    ``ucba = min_{t' <= t_A} ucb(.; alpha)``. Bounds change only when the instance
+    observes, so they are updated there, in ``O(n)`` after the engine's ``O(n^2)`` update.
+    """
+
+    def __init__(self, engine: GPPosteriorEngine, beta: Schedule, alpha: float = 1.0) -> None:
+        self.engine = engine
+        self.beta = beta
+        self.alpha = float(alpha)
+        self.t = 1
+        mu, w = self.current()
+        self.ucb1 = mu + w
+        self.lcb1 = mu - w
+        self.ucba = mu + self.alpha * w
+
+    def current(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu~_{t_A - 1}, beta_{t_A} sigma_{t_A - 1})`` (the un-intersected band)."""
+        return self.engine.mean[:, 0], self.beta(self.t) * self.engine.std()
+
+    def observe(self, arm: int, y: float) -> None:
+        """Include ``(x_t, y~_t)`` (Alg. 2 lines 10-11) and intersect the new bounds."""
+        self.engine.observe(arm, y)
+        self.t += 1
+        mu, w = self.current()
+        np.minimum(self.ucb1, mu + w, out=self.ucb1)
+        np.maximum(self.lcb1, mu - w, out=self.lcb1)
+        np.minimum(self.ucba, mu + self.alpha * w, out=self.ucba)
+
+    def band(self) -> tuple[np.ndarray, np.ndarray]:
+        """The intersected ``alpha = 1`` band as ``(centre, half-width >= 0)``."""
+        return 0.5 * (self.ucb1 + self.lcb1), np.maximum(0.5 * (self.ucb1 - self.lcb1), 0.0)
