@@ -8,7 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.corruption._common import ConfidenceInstance, lemma1_beta, noise_and_range
+from agents.corruption._common import (
+    ConfidenceInstance,
+    lemma1_beta,
+    noise_and_range,
+    observed_corruption_bound,
+)
 from agents.gp.base import GPUCBAgent
 from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import Schedule
@@ -62,7 +67,9 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         beta^{(ell)}_{t_ell} = B + R lambda^{-1/2} sqrt(2 (gamma_{t_ell - 1} + ln(4(1 + log2 T)/delta)))
                                  + lambda^{-1/2} (3 + B_0 ln(4(1 + log2 T)/delta))
 
-    ``schedule="experiment"`` equals ``"theory"`` (DESIGN.md). ``alpha = 2``.
+    ``schedule="theory"`` is this, as printed; ``schedule="experiment"`` (default) replaces
+    ``3 + B_0 ln(4(1 + log2 T)/delta)`` by the expectation bound 1 (see
+    :func:`~agents.corruption._common.observed_corruption_bound`). ``alpha = 2``.
     ``posterior()`` is layer 1's intersected ``alpha = 1`` band (the layer played most).
     Cost per round: one rank-one update of one layer's engine and ``O(L n)`` set
     bookkeeping; flat in ``t``.
@@ -136,7 +143,7 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
 
     def _beta35(self, eng: GPPosteriorEngine):
         def beta(t: int) -> float:
-            extra = 3.0 + self.B0_ * self.log_term_
+            extra = observed_corruption_bound(self.schedule_, self.B0_, self.log_term_)
             return lemma1_beta(self.B_, self.R_, self.lam_, eng.info_gain, self.log_term_, extra)
 
         return beta
