@@ -165,12 +165,13 @@ def test_algorithm2_detection_and_switch_match_the_reference():
 
 
 # ------------------------------------------------------------------- Algorithm 3
-def naive_alg3(p, reward, seed, B0, schedule, alpha=2.0):
+def naive_alg3(p, reward, seed, B0, schedule, alpha=2.0, beta=None):
     rng, R, T = np.random.default_rng(seed), p.nu**0.5, p.horizon
     L = math.ceil(math.log2(T))
     log_term = math.log(4 * (1 + math.log2(T)) / DELTA)  # eq. (35)
     extra = 3 + B0 * log_term if schedule == "theory" else 1.0
-    layers = [NaiveInstance(p, lambda t, g: beta_lemma(p, g, log_term, extra, R)) for _ in range(L)]
+    fn = beta or (lambda t, g: beta_lemma(p, g, log_term, extra, R))
+    layers = [NaiveInstance(p, fn) for _ in range(L)]
 
     def sets():  # eqs. (33)-(34), from scratch
         M = [None] * L
@@ -207,6 +208,17 @@ def test_algorithm3_matches_the_naive_reference(schedule):
     rw = rewards(p)
     agent = agents.make("fast-slow-gp-ucb-unknown", schedule=schedule)
     assert run_agent(agent, p, rw, 2) == naive_alg3(p, rw, 2, 1.2, schedule)
+
+
+def test_algorithm3_set_eliminations_match_the_naive_reference():
+    """A narrow overridden width makes the sets shrink (and some empty), so the set
+    recursion and the fallback to a higher layer are exercised."""
+    p = problem(horizon=160)
+    rw = rewards(p, corrupt=(2.0, 30))
+    agent = agents.make("fast-slow-gp-ucb-unknown", beta=0.25)
+    assert run_agent(agent, p, rw, 4) == naive_alg3(p, rw, 4, 1.2, "x", beta=lambda t, g: 0.25)
+    sizes = [int(m.sum()) for m in agent.sets_]
+    assert sizes[0] < p.n and sizes[0] <= sizes[-1]
 
 
 def test_algorithm3_sets_shrink_and_stay_nested():
