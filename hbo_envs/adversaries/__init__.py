@@ -53,12 +53,13 @@ def make_adversary(spec: Adversary | str | dict[str, Any] | None) -> Adversary:
         return NoAdversary()
     if isinstance(spec, Adversary):
         return spec
+    given = spec
     if isinstance(spec, str):
         spec = {"name": spec}
     if not isinstance(spec, dict) or spec.get("name") not in ADVERSARIES:
         raise ValueError(
             "The 'adversary' parameter must be an Adversary, one of "
-            f"{sorted(ADVERSARIES)} or a dict with one of them as 'name'. Got {spec!r} instead."
+            f"{sorted(ADVERSARIES)} or a dict with one of them as 'name'. Got {given!r} instead."
         )
     params = {k: v for k, v in spec.items() if k != "name"}
     return ADVERSARIES[spec["name"]](**params)

@@ -98,9 +98,10 @@ class Adversary:
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
-        from dataclasses import asdict
+        """``{"name": ..., **parameters}`` (the dataclass fields; just the name otherwise)."""
+        from dataclasses import asdict, is_dataclass
 
-        return {"name": self.name, **asdict(self)}  # type: ignore[call-overload]
+        return {"name": self.name, **(asdict(self) if is_dataclass(self) else {})}
 
 
 @dataclass
