@@ -327,6 +327,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             paths += plot_confidence(
                 res.snapshots, [out / f"confidence.{f}" for f in args.format], title=title
             )
+        if exp.kind == "corruption":  # Bogunovic et al. Fig. 1: first 50 rounds and bands
+            from hbo_envs.harness.plotting_corruption import plot_figure1_experiment
+
+            paths += plot_figure1_experiment(exp, [out / f"figure1.{f}" for f in args.format])
         for p in paths:
             print(f"wrote {p}")
     if not res.summary.empty:

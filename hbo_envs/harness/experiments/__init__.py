@@ -15,12 +15,16 @@ the same cells for comparison (``--paper-only`` drops them). The uniform-random 
 (``random``) runs in every experiment as the floor.
 
 >>> sorted(EXPERIMENTS)[:2]
-['cg2019-fig1a', 'cg2019-fig1b']
+['bkc2020-fig1', 'cg2019-fig1a']
 """
 
 from __future__ import annotations
 
-from hbo_envs.harness.experiments import chowdhury_gopalan, park_lee  # noqa: F401  (register)
+from hbo_envs.harness.experiments import (  # noqa: F401  (register)
+    bogunovic,
+    chowdhury_gopalan,
+    park_lee,
+)
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
     Experiment,
