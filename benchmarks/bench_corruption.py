@@ -90,7 +90,10 @@ def main() -> None:
     args = ap.parse_args()
     T = 2_000 if args.quick else 20_000
     blocks = 10
-    print(f"# bench_corruption: T = {T}, Fig. 1 env (201 points), {platform.processor() or platform.machine()}")
+    print(
+        f"# bench_corruption: T = {T}, Fig. 1 env (201 points), "
+        f"{platform.processor() or platform.machine()}"
+    )
     print(f"# layers of the unknown-C agent: ceil(log2 T) = {math.ceil(math.log2(T))}")
     edges = np.linspace(0, T, blocks + 1).astype(int)
     rows = {}
@@ -103,7 +106,9 @@ def main() -> None:
         cells = " ".join(f"{rows[n][0][b]:26.1f}" for n in rows)
         print(f"{edges[b] + 1:>6d}-{edges[b + 1]:<7d} {cells}")
     for n, (pb, wall) in rows.items():
-        print(f"{n}: last/first block = {pb[-1] / pb[0]:.2f} (flat ~ 1); run wall time {wall:.1f} s")
+        print(
+            f"{n}: last/first block = {pb[-1] / pb[0]:.2f} (flat ~ 1); run wall time {wall:.1f} s"
+        )
     unk = rows["fast-slow-gp-ucb-unknown"][0]
     cps = [250, 500, 1000, 2000] if args.quick else [500, 1000, 2000, 4000]
     naive = naive_alg3_round_cost(T, cps)

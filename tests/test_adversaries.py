@@ -150,7 +150,9 @@ def test_paper_model_charges_every_round_and_hides_x_t():
             c[0] = -0.1
             return c
 
-    env = CorruptedEnv(figure1_objective(), "gaussian", Spy(), C=1.0, info_model="paper", horizon=20)
+    env = CorruptedEnv(
+        figure1_objective(), "gaussian", Spy(), C=1.0, info_model="paper", horizon=20
+    )
     env.reset(seed=1)
     infos = [env.step(100)[4] for _ in range(5)]  # never plays point 0
     assert seen == [None] * 5
@@ -246,3 +248,25 @@ def test_adversaries_compose_with_any_channel_and_objective():
     env.reset(seed=0)
     assert env.problem.v == pytest.approx(4.0) and env.problem.C == 2.0
     assert sorted(ADVERSARIES) == ["adaptive", "decoy", "none", "random_sign", "region"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "hbo_envs.adversaries",
+        "hbo_envs.adversaries.base",
+        "hbo_envs.envs.corrupted",
+        "hbo_envs.harness.plotting_corruption",
+        "agents.corruption.gp_ucb_corruption",
+        "agents.corruption.fast_slow",
+        "agents.corruption.fast_slow_unknown",
+    ],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(
+        importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    assert res.failed == 0 and res.attempted > 0

@@ -50,7 +50,8 @@ class FastSlowGPUCB(GPUCBAgent):
     ``schedule="theory"`` is this, as printed. ``schedule="experiment"`` (default) replaces
     the S instance's high-probability corruption term ``3 + B_0 ln(5/delta)`` by its
     expectation bound 1 (:func:`~agents.corruption._common.observed_corruption_bound`;
-    the paper publishes no experiment schedule). ``alpha = 2`` (Theorem 9). ``posterior()`` returns the S instance's
+    the paper publishes no experiment schedule). ``alpha = 2`` (Theorem 9).
+    ``posterior()`` returns the S instance's
     intersected ``alpha = 1`` band (robust to the corruption) while valid, and
     Algorithm 1's band ``(mu~_{t-1}, beta^{(A1)}_t sigma_{t-1})`` after the switch.
 
@@ -137,9 +138,7 @@ class FastSlowGPUCB(GPUCBAgent):
     def _a1_beta(self, t: int) -> float:
         # Theorem 9: beta^{(A1)}_t = B + R lambda^{-1/2} sqrt(2(gamma_{t-1} + ln(5/delta)))
         #                              + lambda^{-1/2} C.
-        return lemma1_beta(
-            self.B_, self.R_, self.lam_, self.engine_.info_gain, self.log5_, self.C_
-        )
+        return lemma1_beta(self.B_, self.R_, self.lam_, self.engine_.info_gain, self.log5_, self.C_)
 
     # ------------------------------------------------------------------ protocol
     def act(self) -> int:

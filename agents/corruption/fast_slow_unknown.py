@@ -64,11 +64,11 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
     Schedule (Theorem 10, eq. (35), general ``lambda``; ``gamma`` the realized information
     gain of the layer's own observations)::
 
-        beta^{(ell)}_{t_ell} = B + R lambda^{-1/2} sqrt(2 (gamma_{t_ell - 1} + ln(4(1 + log2 T)/delta)))
+        beta^{(ell)}_{t_ell} = B + R lambda^{-1/2} sqrt(2 (gamma_{t_ell - 1} + ln(4(1 + log2 T)/d)))
                                  + lambda^{-1/2} (3 + B_0 ln(4(1 + log2 T)/delta))
 
-    ``schedule="theory"`` is this, as printed; ``schedule="experiment"`` (default) replaces
-    ``3 + B_0 ln(4(1 + log2 T)/delta)`` by the expectation bound 1 (see
+    (``d = delta``.) ``schedule="theory"`` is this, as printed; ``schedule="experiment"``
+    (default) replaces ``3 + B_0 ln(4(1 + log2 T)/delta)`` by the expectation bound 1 (see
     :func:`~agents.corruption._common.observed_corruption_bound`). ``alpha = 2``.
     ``posterior()`` is layer 1's intersected ``alpha = 1`` band (the layer played most).
     Cost per round: one rank-one update of one layer's engine and ``O(L n)`` set
@@ -129,7 +129,9 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         for _ in range(self.L_):
             eng = GPPosteriorEngine(problem.kernel_matrix, self.lam_)
             self.layers_.append(
-                ConfidenceInstance(eng, Schedule.resolve(owner, "beta", self.beta, self._beta35(eng)), self.alpha_)
+                ConfidenceInstance(
+                    eng, Schedule.resolve(owner, "beta", self.beta, self._beta35(eng)), self.alpha_
+                )
             )
         n = int(problem.n)
         self.sets_ = [np.ones(n, dtype=bool) for _ in range(self.L_)]  # M^{(ell)}_1 = D

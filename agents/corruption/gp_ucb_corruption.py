@@ -72,7 +72,12 @@ class GPUCBCorruption(GPUCBAgent):
     def _default_beta(self, t: int) -> float:
         # Alg. 1, line 2 / Lemma 3: beta_t^{(A1)} = beta_t + lambda^{-1/2} C, beta_t of eq. (7).
         return lemma1_beta(
-            self.B_, self.R_, self.lam_, self.engine_.info_gain, math.log(1.0 / self.delta_), self.C_
+            self.B_,
+            self.R_,
+            self.lam_,
+            self.engine_.info_gain,
+            math.log(1.0 / self.delta_),
+            self.C_,
         )
 
     def _observe(self, arm: int, reward: float) -> None:

@@ -158,7 +158,9 @@ class CorruptedEnv(GPBanditEnv):
             info_model=self.info_model,
         )
         self.problem = self.problem.replace(C=self.C if self.known_budget else None, meta=meta)
-        self._ledger = CorruptionLedger(self.C, self.B0_, self.info_model, owner=type(self).__name__)
+        self._ledger = CorruptionLedger(
+            self.C, self.B0_, self.info_model, owner=type(self).__name__
+        )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -54,7 +54,6 @@ def figure1_trace(
 ) -> list[Figure1Trace]:
     """Run each agent (a registered name or an agent object) for ``rounds`` rounds."""
     import agents as agent_registry
-
     import hbo_envs  # noqa: F401  (registers the envs)
 
     out = []

@@ -41,7 +41,10 @@ __all__ = ["FIG1_ENV", "KNOWN_OR_ZERO_ENV", "WithinFactor"]
 
 FIG1_ENV = "hbo/Corrupted-Fig1-v0"
 KNOWN_OR_ZERO_ENV = "hbo/Corrupted-SE-None-v0"
-_BKC = "Bogunovic, Krause & Scarlett, Corruption-Tolerant Gaussian Process Bandit Optimization, AISTATS 2020"
+_BKC = (
+    "Bogunovic, Krause & Scarlett, Corruption-Tolerant Gaussian Process Bandit Optimization, "
+    "AISTATS 2020"
+)
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,10 @@ class WithinFactor(Claim):
                 verdict = DOES_NOT
             else:
                 verdict = INCONCLUSIVE
-            ev = f"R_T ratio {self.a}/{self.b} = {r:.3g} [{lo:.3g}, {hi:.3g}] vs {self.factor:g} (n = {k})"
+            ev = (
+                f"R_T ratio {self.a}/{self.b} = {r:.3g} [{lo:.3g}, {hi:.3g}] "
+                f"vs {self.factor:g} (n = {k})"
+            )
             out.append(self._verdict(env, verdict, ev))
         return out
 
