@@ -250,3 +250,45 @@ def test_layer_probabilities_are_two_to_the_minus_ell():
     expected[0] += 0.5**L
     # binomial standard error sqrt(p(1-p)/N); 5 sigma
     assert np.all(np.abs(freq - expected) <= 5 * np.sqrt(expected * (1 - expected) / u.size))
+
+
+@pytest.mark.parametrize(
+    "name", ["gp-ucb-corruption", "fast-slow-gp-ucb", "fast-slow-gp-ucb-unknown"]
+)
+def test_agents_survive_pickling_mid_run(name):
+    """Workers of a parallel sweep may receive agents by pickle, mid-run."""
+    import pickle
+
+    p = problem(horizon=60)
+    rw = rewards(p)
+    agent = agents.make(name)
+    agent.reset(p, seed=1)
+    for t in range(1, 21):
+        a = agent.act()
+        agent.update(a, rw(a, t))
+    clone = pickle.loads(pickle.dumps(agent))
+    for t in range(21, 61):
+        a = agent.act()
+        assert clone.act() == a
+        agent.update(a, rw(a, t))
+        clone.update(a, rw(a, t))
+    for x, y in zip(agent.posterior(), clone.posterior(), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("gp-ucb-corruption", {"C": -1.0}, "'C' parameter of GPUCBCorruption"),
+        ("gp-ucb-corruption", {"C": float("nan")}, "'C' parameter"),
+        ("fast-slow-gp-ucb", {"alpha": 0.5}, "'alpha' parameter of FastSlowGPUCB"),
+        ("fast-slow-gp-ucb", {"B0": 0.0}, "'B0' parameter of FastSlowGPUCB"),
+        ("fast-slow-gp-ucb", {"beta_slow": -1.0}, "'beta_slow' parameter"),
+        ("fast-slow-gp-ucb-unknown", {"layers": 0}, "'layers' parameter"),
+        ("fast-slow-gp-ucb-unknown", {"schedule": "paper"}, "'schedule' parameter"),
+    ],
+)
+def test_bad_parameters_give_the_uniform_error_at_reset(name, params, message):
+    agent = agents.make(name, **params)  # stored, not validated
+    with pytest.raises(ValueError, match=message):
+        agent.reset(problem(), seed=0)

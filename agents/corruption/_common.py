@@ -22,6 +22,7 @@ from hbo_envs.validation import check_real
 
 __all__ = [
     "ConfidenceInstance",
+    "LemmaBeta",
     "known_budget",
     "lemma1_beta",
     "noise_and_range",
@@ -38,6 +39,29 @@ def lemma1_beta(B: float, R: float, lam: float, gamma: float, log_term: float, c
     ``c = 3 + B_0 log_term``. ``gamma`` is the realized information gain (DESIGN.md).
     """
     return B + (R * math.sqrt(2.0 * (gamma + log_term)) + c) / math.sqrt(lam)
+
+
+class LemmaBeta:
+    """``t -> lemma1_beta(B, R, lam, engine.info_gain, log_term, extra)``: a default width
+    schedule reading the realized information gain of one instance's engine (a picklable
+    callable, so agents can be sent to workers mid-run)."""
+
+    def __init__(
+        self,
+        engine: GPPosteriorEngine,
+        B: float,
+        R: float,
+        lam: float,
+        log_term: float,
+        extra: float,
+    ) -> None:
+        self.engine, self.B, self.R, self.lam = engine, B, R, lam
+        self.log_term, self.extra = log_term, extra
+
+    def __call__(self, t: int) -> float:
+        return lemma1_beta(
+            self.B, self.R, self.lam, self.engine.info_gain, self.log_term, self.extra
+        )
 
 
 def observed_corruption_bound(schedule: str, B0: float, log_term: float) -> float:

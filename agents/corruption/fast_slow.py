@@ -10,6 +10,7 @@ import numpy as np
 
 from agents.corruption._common import (
     ConfidenceInstance,
+    LemmaBeta,
     known_budget,
     lemma1_beta,
     noise_and_range,
@@ -119,8 +120,8 @@ class FastSlowGPUCB(GPUCBAgent):
         # eq. (26): 3 + B_0 ln(5/delta) ("theory"), 1 ("experiment"; see the function).
         slow_extra = observed_corruption_bound(self.schedule_, self.B0_, self.log5_)
 
-        def default(eng: GPPosteriorEngine, extra: float):
-            return lambda t: lemma1_beta(self.B_, self.R_, lam, eng.info_gain, self.log5_, extra)
+        def default(eng: GPPosteriorEngine, extra: float) -> LemmaBeta:
+            return LemmaBeta(eng, self.B_, self.R_, lam, self.log5_, extra)
 
         self.fast_ = ConfidenceInstance(
             eng_f, Schedule.resolve(owner, "beta_fast", self.beta_fast, default(eng_f, 0.0)), 1.0

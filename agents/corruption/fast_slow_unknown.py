@@ -10,7 +10,7 @@ import numpy as np
 
 from agents.corruption._common import (
     ConfidenceInstance,
-    lemma1_beta,
+    LemmaBeta,
     noise_and_range,
     observed_corruption_bound,
 )
@@ -143,12 +143,11 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         super().reset(problem, seed=seed)
         self.engine_ = self.layers_[0].engine  # layer 1's engine (the base's is not needed)
 
-    def _beta35(self, eng: GPPosteriorEngine):
-        def beta(t: int) -> float:
-            extra = observed_corruption_bound(self.schedule_, self.B0_, self.log_term_)
-            return lemma1_beta(self.B_, self.R_, self.lam_, eng.info_gain, self.log_term_, extra)
-
-        return beta
+    def _beta35(self, eng: GPPosteriorEngine) -> LemmaBeta | None:
+        if self.beta is not None:  # overridden: the constants are not needed
+            return None
+        extra = observed_corruption_bound(self.schedule_, self.B0_, self.log_term_)
+        return LemmaBeta(eng, self.B_, self.R_, self.lam_, self.log_term_, extra)
 
     def _masked_argmax(self, layer: ConfidenceInstance, mask: np.ndarray) -> int:
         return self._argmax(np.where(mask, layer.ucba, -np.inf))
