@@ -111,8 +111,6 @@ class CorruptedEnv(GPBanditEnv):
     ## Version History
     - v0: initial version.
 
-    >>> import gymnasium as gym, hbo_envs
-    >>> env = gym.make("hbo/GPBandit-v0")  # the same objective and channel, corrupted:
     >>> env = CorruptedEnv("random-rkhs", "gaussian", adversary="random_sign", C=1.0, horizon=5)
     >>> _ = env.reset(seed=0)
     >>> for a in range(5):
