@@ -69,6 +69,18 @@ ENV_SPECS: tuple[EnvEntry, ...] = (
         for (tag, eps, panel) in (("02", 0.2, panels[0]), ("08", 0.8, panels[1]))
     ),
     EnvEntry(
+        "hbo/LowerBound-SE-v0",
+        "hbo_envs.envs.lower_bound:LowerBoundEnv",
+        {"kernel": "se"},
+        "Chowdhury–Gopalan 2019, Thm. 2 (App. C)",
+    ),
+    EnvEntry(
+        "hbo/LowerBound-Matern-v0",
+        "hbo_envs.envs.lower_bound:LowerBoundEnv",
+        {"kernel": "matern"},
+        "Chowdhury–Gopalan 2019, Thm. 2 (App. C)",
+    ),
+    EnvEntry(
         "hbo/GPBandit-v0",
         "hbo_envs.envs.base:GPBanditEnv",
         {"objective": "random-rkhs", "channel": {"name": "student_t", "df": 3.0}, "horizon": 1000},

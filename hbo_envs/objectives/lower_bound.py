@@ -51,7 +51,7 @@ about its centre, so every centre is a candidate and ``f* = 2Δ`` on the candida
 >>> from hbo_envs.kernels import SquaredExponential
 >>> fam = lower_bound_family(SquaredExponential(0.1), horizon=1000, alpha=1.0, v=1.0, B=1.0)
 >>> fam.M, fam.n, round(fam.delta, 4), fam.rkhs_norm <= 1.0
-(13, 65, 0.057, True)
+(10, 50, 0.05, True)
 >>> obj = fam.objective(3)
 >>> bool(obj.argmax == fam.centre_index[3]), round(obj.f_star / fam.delta, 12)
 (True, 2.0)
@@ -408,10 +408,10 @@ class LowerBoundFamily:
         }
 
 
-def _kernel_key(kernel: Kernel) -> Kernel:
+def _kernel_key(kernel: Kernel, owner: str) -> Kernel:
     if not isinstance(kernel, SquaredExponential | Matern):
         raise param_error(
-            "lower_bound_family",
+            owner,
             "kernel",
             "a SquaredExponential or Matern kernel (Theorem 2 covers these two)",
             kernel,
@@ -430,15 +430,15 @@ def lower_bound_family(
     points_per_cell: int = 5,
     max_points: int = 1000,
     delta: float | None = None,
+    owner: str = "lower_bound_family",
 ) -> LowerBoundFamily:
     """Build (and cache per process) the family of Theorem 2 for ``(k, B, T, α, v, d)``.
 
     See the module docstring for the choice of ``Δ`` and ``w``. ``delta`` fixes ``Δ``
     instead (``w`` is then the smallest cell side with ``||g||_H <= B``). Raises
-    ``ValueError`` naming the parameter when the construction does not exist.
+    ``ValueError`` naming the parameter (of ``owner``) when the construction does not exist.
     """
-    owner = "lower_bound_family"
-    kernel = _kernel_key(kernel)
+    kernel = _kernel_key(kernel, owner)
     horizon = check_int(owner, "horizon", horizon, 1)
     alpha = check_real(owner, "alpha", alpha, 0, 1, "right")
     v = check_real(owner, "v", v, 0)
@@ -455,7 +455,7 @@ def lower_bound_family(
     max_points = check_int(owner, "max_points", max_points, 2 * points_per_cell)
     if delta is not None:
         delta = check_real(owner, "delta", delta, 0)
-    return _family(kernel, horizon, alpha, v, B, dim, points_per_cell, max_points, delta)
+    return _family(kernel, horizon, alpha, v, B, dim, points_per_cell, max_points, delta, owner)
 
 
 @lru_cache(maxsize=32)
@@ -469,8 +469,8 @@ def _family(
     k: int,
     max_points: int,
     delta: float | None,
+    owner: str,
 ) -> LowerBoundFamily:
-    owner = "lower_bound_family"
     p = alpha / (1.0 + alpha)
     v_root = v ** (1.0 / (1.0 + alpha))
     zeta, h0 = bump_zeta(dim), _h_zero(dim)
