@@ -21,6 +21,7 @@ the same cells for comparison (``--paper-only`` drops them). The uniform-random 
 from __future__ import annotations
 
 from hbo_envs.harness.experiments import chowdhury_gopalan, park_lee  # noqa: F401  (register)
+from hbo_envs.harness.experiments import lower_bound  # noqa: F401  (register)
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
     Experiment,
