@@ -30,8 +30,14 @@ def _final(p: float, noise: float, seeds: int = 12, seed: int = 0) -> pd.DataFra
         c = rng.uniform(1, 2)
         for t in T:
             rows.append(
-                {"env_id": "e", "agent": "a", "seed": s, "t": t,
-                 "regret": c * t**p * np.exp(noise * rng.standard_normal()), "delta": 0.1}
+                {
+                    "env_id": "e",
+                    "agent": "a",
+                    "seed": s,
+                    "t": t,
+                    "regret": c * t**p * np.exp(noise * rng.standard_normal()),
+                    "delta": 0.1,
+                }
             )
     return pd.DataFrame(rows)
 
@@ -82,8 +88,16 @@ def test_random_play_on_a_lower_bound_env_has_the_exact_expected_regret() -> Non
 
 def test_experiment_ladder_is_validated() -> None:
     kw = dict(
-        name="x", title="x", citation="x", protocol="x", envs=("hbo/LowerBound-SE-v0",),
-        paper=(AgentSpec("random"),), seeds=2, horizon=80, quick_seeds=2, quick_horizon=80,
+        name="x",
+        title="x",
+        citation="x",
+        protocol="x",
+        envs=("hbo/LowerBound-SE-v0",),
+        paper=(AgentSpec("random"),),
+        seeds=2,
+        horizon=80,
+        quick_seeds=2,
+        quick_horizon=80,
         variants=(EnvVariant("lb", "hbo/LowerBound-SE-v0"),),
     )
     with pytest.raises(ValueError, match="horizons"):
@@ -105,17 +119,39 @@ def test_registered_lower_bound_experiment_claims_every_agent_and_env() -> None:
 def test_reproduce_exponent_cli_smoke(tmp_path, capsys, monkeypatch) -> None:
     var = EnvVariant("hbo/LowerBound-SE-v0[alpha=1]", "hbo/LowerBound-SE-v0", {"alpha": 1.0})
     exp = ExponentExperiment(
-        name="tiny-lb", title="tiny", citation="test", protocol="test",
-        envs=(var.env_id,), paper=(AgentSpec("tgp-ucb"),), seeds=3, horizon=80,
-        quick_seeds=3, quick_horizon=80, variants=(var,), horizons=(20, 40, 80),
+        name="tiny-lb",
+        title="tiny",
+        citation="test",
+        protocol="test",
+        envs=(var.env_id,),
+        paper=(AgentSpec("tgp-ucb"),),
+        seeds=3,
+        horizon=80,
+        quick_seeds=3,
+        quick_horizon=80,
+        variants=(var,),
+        horizons=(20, 40, 80),
         quick_horizons=(20, 40, 80),
-        claims=(exponent_at_least("tgp-ucb", 0.5, env=var.label),
-                exponent_at_least("random", 0.5, env=var.label)),
+        claims=(
+            exponent_at_least("tgp-ucb", 0.5, env=var.label),
+            exponent_at_least("random", 0.5, env=var.label),
+        ),
     )
     monkeypatch.setitem(X.EXPERIMENTS, "tiny-lb", exp)
     out = tmp_path / "o"
-    rc = main(["reproduce", "tiny-lb", "--out", str(out), "--workers", "1", "--no-progress",
-               "--format", "png"])
+    rc = main(
+        [
+            "reproduce",
+            "tiny-lb",
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--no-progress",
+            "--format",
+            "png",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
     assert "measured exponent" in text and "tgp-ucb" in text and "random" in text
@@ -123,7 +159,18 @@ def test_reproduce_exponent_cli_smoke(tmp_path, capsys, monkeypatch) -> None:
     assert {r["agent"] for r in summary["exponents"]} == {"tgp-ucb", "random"}
     assert len(summary["verdicts"]) == 2 and (out / "exponents.png").exists()
     # resumable: a second run skips every cell
-    main(["reproduce", "tiny-lb", "--out", str(out), "--workers", "1", "--no-progress",
-          "--format", "png"])
+    main(
+        [
+            "reproduce",
+            "tiny-lb",
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--no-progress",
+            "--format",
+            "png",
+        ]
+    )
     assert "0 cell(s) run, 18 already finished" in capsys.readouterr().out
     assert main(["reproduce", "tiny-lb", "--horizon", "100"]) == 2

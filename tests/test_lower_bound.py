@@ -36,7 +36,9 @@ def _h_quadpack(r: float, dim: int) -> float:
     """``h`` by adaptive QUADPACK, written independently of the module (Hankel form)."""
     if r == 0.0:
         area = 2.0 * math.pi ** (dim / 2) / math.gamma(dim / 2)
-        return area * integrate.quad(lambda p: _H(p) * p ** (dim - 1), 0, 1)[0] / (2 * math.pi) ** dim
+        return (
+            area * integrate.quad(lambda p: _H(p) * p ** (dim - 1), 0, 1)[0] / (2 * math.pi) ** dim
+        )
     nu = dim / 2 - 1
     val = integrate.quad(
         lambda p: _H(p) * special.jv(nu, p * r) * p ** (dim / 2), 0, 1, limit=500, epsabs=1e-15
@@ -44,7 +46,7 @@ def _h_quadpack(r: float, dim: int) -> float:
     return val * r ** (1 - dim / 2) / (2 * math.pi) ** (dim / 2)
 
 
-# -- the bump -----------------------------------------------------------------------------------------
+# -- the bump -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dim", [1, 2, 3])
 def test_bump_h_matches_independent_quadrature(dim: int) -> None:
     rs = np.array([0.0, 0.3, 1.7, 4.0, 11.0, 37.0])
@@ -69,7 +71,7 @@ def test_h_is_maximal_at_zero_and_below_half_beyond_zeta(dim: int) -> None:
     assert np.all(bump_h(np.linalg.norm(pts[far], axis=1), dim) < 0.5 * h0)
 
 
-# -- spectral densities and RKHS norms ---------------------------------------------------------------
+# -- spectral densities and RKHS norms ------------------------------------------------------------
 KERNELS = [SquaredExponential(0.3), Matern(0.3, 0.5), Matern(0.3, 1.5), Matern(0.3, 2.5)]
 
 
@@ -85,8 +87,11 @@ def test_spectral_density_integrates_back_to_the_kernel(k, dim: int) -> None:
     if dim == 1:  # k(r) = (1/π) ∫_0^∞ k̂(ω) cos(ω r) dω
         for r in (0.1, 0.4):
             v = integrate.quad(
-                lambda p: math.exp(float(k.log_spectral_density(p, 1))), 0, np.inf,
-                weight="cos", wvar=r,
+                lambda p: math.exp(float(k.log_spectral_density(p, 1))),
+                0,
+                np.inf,
+                weight="cos",
+                wvar=r,
             )[0]
             assert v / math.pi == pytest.approx(float(k([[0.0]], [[r]])[0, 0]), rel=1e-6)
 
@@ -137,7 +142,9 @@ FAMILIES = [
 @pytest.mark.parametrize("kernel, dim, alpha, T", FAMILIES, ids=str)
 def test_family_maxima_separation_and_norm(kernel, dim, alpha, T) -> None:
     k = 3 if dim > 1 else 5
-    fam = lower_bound_family(kernel, horizon=T, alpha=alpha, v=1.0, B=1.0, dim=dim, points_per_cell=k)
+    fam = lower_bound_family(
+        kernel, horizon=T, alpha=alpha, v=1.0, B=1.0, dim=dim, points_per_cell=k
+    )
     D = fam.delta
     assert fam.M >= 2 and fam.values.shape == (fam.M, fam.n)
     opt = fam.values >= 2 * D - D  # Δ-optimal points of each f_j
@@ -171,7 +178,9 @@ def test_delta_and_grid_follow_the_theorem(kernel, dim, alpha, T) -> None:
     p = alpha / (1 + alpha)
 
     def target(m: int) -> float:
-        return min(0.5 * (m**dim / T) ** p * v ** (1 / (1 + alpha)), 0.5 * 0.5**p * v ** (1 / (1 + alpha)))
+        return min(
+            0.5 * (m**dim / T) ** p * v ** (1 / (1 + alpha)), 0.5 * 0.5**p * v ** (1 / (1 + alpha))
+        )
 
     assert fam.delta == pytest.approx(target(fam.m), rel=1e-12)  # eq. (21), 4C² = 1
     h0 = float(bump_h(0.0, dim))
@@ -220,7 +229,7 @@ def test_given_delta_uses_the_finest_grid_the_budget_allows() -> None:
     assert 2 * 0.02 / h0 * _bump_norm(se, 1, 2 * fam.zeta * (fam.m + 1)) > 1.0
 
 
-# -- the two-point channel ---------------------------------------------------------------------------
+# -- the two-point channel ------------------------------------------------------------------------
 @pytest.mark.parametrize("alpha, delta, v", [(1.0, 0.05, 1.0), (0.5, 0.1, 1.0), (0.7, 0.2, 2.0)])
 def test_two_point_mean_and_moment_by_monte_carlo(alpha: float, delta: float, v: float) -> None:
     ch = TwoPoint(delta=delta, v=v, alpha=alpha)
@@ -269,7 +278,7 @@ def test_two_point_refuses_invalid_constants() -> None:
     assert isinstance(make_channel({"name": "two_point", "delta": 0.1}), TwoPoint)
 
 
-# -- the envs -----------------------------------------------------------------------------------------
+# -- the envs -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("env_id", ["hbo/LowerBound-SE-v0", "hbo/LowerBound-Matern-v0"])
 def test_env_reports_the_construction_and_draws_j_uniformly(env_id: str) -> None:
     env = gym.make(env_id, horizon=500, alpha=0.5).unwrapped
@@ -277,8 +286,10 @@ def test_env_reports_the_construction_and_draws_j_uniformly(env_id: str) -> None
     p = env.problem
     assert p.alpha == 0.5 and p.v == pytest.approx(1.0, rel=1e-8) and p.B == fam.rkhs_norm <= 1
     c = p.meta["construction"]
-    assert c["M"] == fam.M and c["delta"] == fam.delta and c["maximizer_indices"] == list(
-        fam.centre_index
+    assert (
+        c["M"] == fam.M
+        and c["delta"] == fam.delta
+        and c["maximizer_indices"] == list(fam.centre_index)
     )
     counts = np.zeros(fam.M)
     seeds = 40 * fam.M

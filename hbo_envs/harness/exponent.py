@@ -163,9 +163,7 @@ def run_exponent_sweep(
             fin = fin.assign(env_id=var.label, delta=float(fam.delta) if fam else math.nan)
             frames.append(fin)
     cols = ["env_id", "agent", "seed", "t", "regret", "avg_regret", "lower_bound", "delta"]
-    final = (
-        pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
-    )
+    final = pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
     return ExponentSweep(final, failures, ran, skipped)
 
 
@@ -229,8 +227,7 @@ def format_exponent_table(table: pd.DataFrame) -> str:
         lb = getattr(r, "lower_bound", math.nan)
         ub = getattr(r, "tgp_ucb_upper", math.nan)
         lines.append(
-            f"  {r.env_id:34s} {r.agent:24s} {meas:28s} {lb:8.3f} {ub:10.3f} "
-            f"{r.ratio_T_max:9.3f}"
+            f"  {r.env_id:34s} {r.agent:24s} {meas:28s} {lb:8.3f} {ub:10.3f} {r.ratio_T_max:9.3f}"
         )
     return "\n".join(lines)
 
