@@ -139,19 +139,8 @@ def test_reproduce_exponent_cli_smoke(tmp_path, capsys, monkeypatch) -> None:
     )
     monkeypatch.setitem(X.EXPERIMENTS, "tiny-lb", exp)
     out = tmp_path / "o"
-    rc = main(
-        [
-            "reproduce",
-            "tiny-lb",
-            "--out",
-            str(out),
-            "--workers",
-            "1",
-            "--no-progress",
-            "--format",
-            "png",
-        ]
-    )
+    argv = ["reproduce", "tiny-lb", "--out", str(out), "--workers", "1", "--no-progress"]
+    rc = main([*argv, "--format", "png"])
     text = capsys.readouterr().out
     assert rc == 0
     assert "measured exponent" in text and "tgp-ucb" in text and "random" in text
@@ -159,18 +148,6 @@ def test_reproduce_exponent_cli_smoke(tmp_path, capsys, monkeypatch) -> None:
     assert {r["agent"] for r in summary["exponents"]} == {"tgp-ucb", "random"}
     assert len(summary["verdicts"]) == 2 and (out / "exponents.png").exists()
     # resumable: a second run skips every cell
-    main(
-        [
-            "reproduce",
-            "tiny-lb",
-            "--out",
-            str(out),
-            "--workers",
-            "1",
-            "--no-progress",
-            "--format",
-            "png",
-        ]
-    )
+    main([*argv, "--format", "png"])
     assert "0 cell(s) run, 18 already finished" in capsys.readouterr().out
     assert main(["reproduce", "tiny-lb", "--horizon", "100"]) == 2

@@ -343,18 +343,15 @@ def reproduce_exponent(
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
     meta = {"experiment": {"name": exp.name, "title": exp.title, "quick": bool(args.quick)}}
+    execution = {  # the CLI's execution options, as ``run_sweep`` takes them
+        "backend": args.backend,
+        "workers": args.workers,
+        "progress": False if args.no_progress else None,
+        "fresh": args.fresh,
+        "address": args.address,
+    }
     sweep = run_exponent_sweep(
-        exp.variants,
-        specs,
-        seeds,
-        horizons,
-        out=out,
-        backend=args.backend,
-        workers=args.workers,
-        progress=False if args.no_progress else None,
-        fresh=args.fresh,
-        meta=meta,
-        address=args.address,
+        exp.variants, specs, seeds, horizons, out=out, meta=meta, **execution
     )
     print(f"\n{sweep.ran} cell(s) run, {sweep.skipped} already finished; results in {out}")
     theory = {v.label: theory_exponents(v, horizons[-1]) for v in exp.variants}
