@@ -46,12 +46,14 @@ def main() -> None:
         build = time.perf_counter() - t0
         d = np.abs(fam.points[:, 0][None, :] - fam.centres[:, 0][:, None]).ravel()
         radii = np.unique(np.round(d * 2 * fam.zeta / fam.w, 12))
-        t0 = time.perf_counter()
-        fast = lb.bump_h(radii, 1)
-        t_fast = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        slow = np.array([naive_h(float(r)) for r in radii])
-        t_slow = time.perf_counter() - t0
+        t_fast = t_slow = math.inf
+        for _ in range(3):  # best of 3: the machine may be shared
+            t0 = time.perf_counter()
+            fast = lb.bump_h(radii, 1)
+            t_fast = min(t_fast, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            slow = np.array([naive_h(float(r)) for r in radii])
+            t_slow = min(t_slow, time.perf_counter() - t0)
         err = float(np.max(np.abs(fast - slow)) / slow[0])
         name = f"{kernel!r}, T={T}"
         print(
