@@ -164,11 +164,16 @@ def test_family_maxima_separation_and_norm(kernel, dim, alpha, T) -> None:
     outside = np.abs(off) > fam.w / 2
     assert np.all(fam.g(X)[outside] < D)
     # the norm budget: ||g||_H <= B, and the minimum-norm interpolant of f_j on the candidate
-    # set (an independent lower bound of ||f_j||_H) does not exceed the spectral ||g||_H
+    # set (an independent lower bound of ||f_j||_H <= ||g||_H) never exceeds the spectral
+    # ||g||_H, and for an interior bump on these dense grids comes within 5% of it (so the
+    # quadrature does not overstate the norm either)
     assert fam.rkhs_norm <= fam.B * (1 + 1e-12)
-    for j in (0, fam.M - 1):
-        interp, jitter = min_norm_interpolant_norm(np.asarray(fam.kernel_matrix), fam.values[j])
-        assert interp <= fam.rkhs_norm * (1 + 1e-6), (interp, jitter, fam.rkhs_norm)
+    interp = [
+        min_norm_interpolant_norm(np.asarray(fam.kernel_matrix), fam.values[j])[0]
+        for j in (0, fam.M // 2, fam.M - 1)
+    ]
+    assert max(interp) <= fam.rkhs_norm * (1 + 1e-6)
+    assert max(interp) >= 0.95 * fam.rkhs_norm
 
 
 @pytest.mark.parametrize("kernel, dim, alpha, T", FAMILIES[:4], ids=str)
