@@ -343,3 +343,15 @@ def test_exponents_of_the_theorem() -> None:
     # Matérn: (ν + dα)/(ν(1+α) + dα) → 1/(1+α) as ν → ∞
     assert lower_bound_exponent(Matern(0.1, 1e9), 0.5) == pytest.approx(2 / 3, rel=1e-6)
     assert lower_bound_exponent(Matern(0.1, 2.5), 1.0, 2) == pytest.approx(4.5 / 7)
+
+
+@pytest.mark.parametrize("kwargs", [{"v": 1e-300}, {"horizon": 10**30}, {"delta": 1e-12}])
+def test_moment_constants_stay_exact_at_extreme_scales(kwargs: dict) -> None:
+    # 2Δ far below 1e-9: the channel must not round max|f| (the base class's cache key)
+    env = gym.make("hbo/LowerBound-SE-v0", **kwargs).unwrapped
+    env.reset(seed=0)
+    v = kwargs.get("v", 1.0)
+    assert env.problem.v == pytest.approx(v, rel=1e-8)
+    a = env.channel.magnitude
+    s = min(2 * env.family.delta, a / 2)
+    assert env.problem.nu == pytest.approx((s * (a - s) / a) * ((a - s) + s), rel=1e-8)

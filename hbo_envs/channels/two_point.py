@@ -89,9 +89,20 @@ class TwoPoint(RewardChannel):
         a = self.magnitude
         return (s * (a - s) / a) * ((a - s) ** self.alpha + s**self.alpha)
 
+    def moments(self, f: np.ndarray) -> Moments:
+        """Exact constants at ``c = max|f|`` itself (closed forms, nothing to cache).
+
+        The base class rounds ``c`` up to 9 decimals to share a cache; on the lower-bound
+        family ``c = 2Δ`` can be far below ``1e-9`` (long horizons, small ``v``), where the
+        rounding would make ``v`` meaningless.
+        """
+        f = np.asarray(f, dtype=float)
+        self.validate(f)
+        return self.moments_at(float(np.max(np.abs(f))))
+
     def moments_at(self, c: float) -> Moments:
         a = self.magnitude
-        v = self.v * c / (2.0 * self.delta)
+        v = self.v * (c / (2.0 * self.delta))  # (not v*c first: it underflows for tiny v)
         nu = self._phi(min(c, 0.5 * a))
         return Moments(self.alpha, float(v * (1.0 + 1e-9)), float(nu * (1.0 + 1e-9)), a)
 

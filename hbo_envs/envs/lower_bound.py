@@ -17,7 +17,7 @@ from hbo_envs.envs.base import GPBanditEnv
 from hbo_envs.kernels import Kernel, Matern, SquaredExponential
 from hbo_envs.objectives.base import Objective
 from hbo_envs.objectives.lower_bound import LowerBoundFamily, lower_bound_family
-from hbo_envs.validation import check_choice, check_int, check_real
+from hbo_envs.validation import check_choice, check_int, check_real, param_error
 
 __all__ = ["LowerBoundEnv"]
 
@@ -71,11 +71,11 @@ class LowerBoundEnv(GPBanditEnv):
     ## Arguments
     ``kernel`` (``"se"`` | ``"matern"``), ``lengthscale`` (0.1), ``matern_nu`` (2.5),
     ``alpha`` (α ∈ (0, 1], 1), ``v`` (1), ``B`` (1), ``horizon`` (T, 1000), ``dim``
-    (d ∈ {1, 2, 3}, 1), ``points_per_cell`` (odd, 5), ``max_points`` (cap on ``n``, 1000;
-    ``family.capped`` says when it bit), ``delta`` (fix Δ instead of eq. (21); ``None``),
-    ``objective_seed`` (the ``j`` drawn at construction, before any reset). Parameters for
-    which the construction does not exist (``Δ/B`` not small enough for ``M >= 2``, or a
-    ``delta`` above ``½ v^{1/(1+α)}``) are refused with a clear error.
+    (d ∈ {1, 2, 3}, 1), ``points_per_cell`` (odd, 5), ``max_points`` (cap on ``n``, 1000,
+    at most 5000; ``family.capped`` says when it bit), ``delta`` (fix Δ instead of eq.
+    (21); ``None``), ``objective_seed`` (the ``j`` drawn at construction, before any
+    reset). Parameters for which the construction does not exist (``Δ/B`` not small enough
+    for ``M >= 2``, or a ``delta`` above ``½ v^{1/(1+α)}``) are refused with a clear error.
 
     ## Version History
     - v0: initial version.
@@ -112,6 +112,8 @@ class LowerBoundEnv(GPBanditEnv):
     ) -> None:
         owner = type(self).__name__
         check_choice(owner, "kernel", kernel, ("se", "matern"))
+        if not isinstance(name, str):
+            raise param_error(owner, "name", "a string", name)
         lengthscale = check_real(owner, "lengthscale", lengthscale, 0)
         k: Kernel
         if kernel == "se":

@@ -84,6 +84,7 @@ __all__ = [
 ]
 
 MAX_DIM = 3
+MAX_POINTS = 5000  # the kernel matrix over the candidates is MAX_POINTS² floats (200 MB)
 
 
 # -- the bump and its inverse Fourier transform --------------------------------------------------
@@ -241,14 +242,15 @@ def rkhs_norm_radial(
         raise ValueError("rkhs_norm_radial: the integrand is zero or infinite everywhere.")
 
     def integrand(r: float) -> float:
-        return float(np.exp(phi(np.array(r)) - top))
+        with np.errstate(over="ignore", under="ignore"):
+            return float(np.exp(phi(np.array(r)) - top))
 
     pts = [p for p in (peak,) if 0.0 < p < omega_max]
     val, err = integrate.quad(
         integrand, 0.0, omega_max, points=pts or None, limit=1000, epsabs=0.0, epsrel=1e-11
     )
     log_norm2 = math.log(val + err) + top + math.log(_sphere_area(dim) / (2.0 * math.pi) ** dim)
-    return math.exp(0.5 * log_norm2)
+    return math.exp(0.5 * log_norm2) if 0.5 * log_norm2 < 709.0 else math.inf
 
 
 def _bump_norm(kernel: Kernel, dim: int, scale: float) -> float:
@@ -454,7 +456,7 @@ def lower_bound_family(
             "an odd integer (so that each cell's centre, the maximiser, is a candidate)",
             points_per_cell,
         )
-    max_points = check_int(owner, "max_points", max_points, 2 * points_per_cell)
+    max_points = check_int(owner, "max_points", max_points, 2 * points_per_cell, MAX_POINTS)
     if delta is not None:
         delta = check_real(owner, "delta", delta, 0)
     return _family(kernel, horizon, alpha, v, B, dim, points_per_cell, max_points, delta, owner)
@@ -498,7 +500,7 @@ def _family(
                 f"theorem's Δ = {target(2):.4g} (eq. (21), T={T}, v={v}, alpha={alpha}) even "
                 f"M = {2**dim} functions would need an RKHS norm above B={B} (the largest Δ "
                 f"that B allows is {delta_B(2):.4g}). Theorem 2 needs Δ/B small: increase "
-                "'B' or 'horizon', or decrease 'v' (or use a longer kernel lengthscale)."
+                "'B' or 'horizon', or decrease 'v' (or change the kernel's lengthscale)."
             )
         lo, hi = 2, 3
         while hi <= m_cap and target(hi) <= delta_B(hi):  # feasibility is a prefix of m
