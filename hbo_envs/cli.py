@@ -263,6 +263,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             f"None of the agents of {exp.name} is available ({', '.join(skipped)}); "
             "is the 'agents' package installed?"
         )
+    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.harness.exponent
+        from hbo_envs.harness.exponent import reproduce_exponent
+
+        return reproduce_exponent(exp, args, specs, skipped)
     seeds = exp.quick_seeds if args.quick else exp.seeds
     if args.seeds is not None:
         if args.seeds < 1:

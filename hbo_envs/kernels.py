@@ -82,6 +82,13 @@ class Kernel:
         """Hyperparameters as a plain dict (for metadata and the Problem record)."""
         return {}
 
+    def log_spectral_density(self, omega: Any, dim: int = 1) -> np.ndarray:
+        """``ln k̂(ω)``, the log of the kernel's Fourier transform (stationary kernels).
+
+        Convention: ``k̂(ω) = ∫ k(r) e^{-i ω·r} dr``, ``k(r) = (2π)^{-d} ∫ k̂(ω) e^{i ω·r} dω``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no analytic spectral density.")
+
 
 @dataclass(frozen=True)
 class SquaredExponential(Kernel):
@@ -99,6 +106,16 @@ class SquaredExponential(Kernel):
 
     def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
         return np.exp(-0.5 * d2 / self.lengthscale**2)
+
+    def log_spectral_density(self, omega: Any, dim: int = 1) -> np.ndarray:
+        """``ln k̂(ω)`` at angular frequencies of norm ``omega`` in ``dim`` dimensions.
+
+        ``k̂(ω) = ∫ k(r) e^{-i ω·r} dr = (2π l²)^{d/2} exp(-l² ||ω||² / 2)`` (Rasmussen &
+        Williams eq. (4.21) at ``ω = 2π s``), so ``k(0) = (2π)^{-d} ∫ k̂ = 1``.
+        """
+        w = np.asarray(omega, dtype=float)
+        l2 = self.lengthscale**2
+        return 0.5 * dim * np.log(2.0 * np.pi * l2) - 0.5 * l2 * w * w
 
     def params(self) -> dict[str, float]:
         return {"lengthscale": self.lengthscale}
@@ -140,6 +157,24 @@ class Matern(Kernel):
             out[pos] = np.exp(logc + nu * np.log(sp) - sp) * kv
         out[~np.isfinite(out)] = 0.0
         return np.clip(out, 0.0, 1.0)
+
+    def log_spectral_density(self, omega: Any, dim: int = 1) -> np.ndarray:
+        """``ln k̂(ω)`` at angular frequencies of norm ``omega`` in ``dim`` dimensions.
+
+        ``k̂(ω) = 2^d π^{d/2} Γ(ν + d/2) (2ν)^ν / (Γ(ν) l^{2ν}) (2ν/l² + ||ω||²)^{-(ν + d/2)}``
+        (Rasmussen & Williams eq. (4.15) at ``ω = 2π s``), so ``k(0) = (2π)^{-d} ∫ k̂ = 1``.
+        """
+        w = np.asarray(omega, dtype=float)
+        nu, ell, d = self.nu, self.lengthscale, dim
+        logc = (
+            d * np.log(2.0)
+            + 0.5 * d * np.log(np.pi)
+            + special.gammaln(nu + 0.5 * d)
+            + nu * np.log(2.0 * nu)
+            - special.gammaln(nu)
+            - 2.0 * nu * np.log(ell)
+        )
+        return logc - (nu + 0.5 * d) * np.log(2.0 * nu / ell**2 + w * w)
 
     def params(self) -> dict[str, float]:
         return {"lengthscale": self.lengthscale, "nu": self.nu}

@@ -91,6 +91,18 @@ ENV_SPECS: tuple[EnvEntry, ...] = (
         )
     ),
     EnvEntry(
+        "hbo/LowerBound-SE-v0",
+        "hbo_envs.envs.lower_bound:LowerBoundEnv",
+        {"kernel": "se"},
+        "Chowdhury–Gopalan 2019, Thm. 2 (App. C)",
+    ),
+    EnvEntry(
+        "hbo/LowerBound-Matern-v0",
+        "hbo_envs.envs.lower_bound:LowerBoundEnv",
+        {"kernel": "matern"},
+        "Chowdhury–Gopalan 2019, Thm. 2 (App. C)",
+    ),
+    EnvEntry(
         "hbo/GPBandit-v0",
         "hbo_envs.envs.base:GPBanditEnv",
         {"objective": "random-rkhs", "channel": {"name": "student_t", "df": 3.0}, "horizon": 1000},

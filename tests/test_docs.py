@@ -17,6 +17,10 @@ MODULES = [
     "hbo_envs.envs.base",
     "hbo_envs.envs.chowdhury_gopalan",
     "hbo_envs.envs.park_lee",
+    "hbo_envs.objectives.lower_bound",
+    "hbo_envs.channels.two_point",
+    "hbo_envs.envs.lower_bound",
+    "hbo_envs.harness.exponent",
     "agents.protocol",
 ]
 

@@ -255,7 +255,7 @@ def test_experiment_registry_is_consistent() -> None:
         assert e.quick_seeds <= e.seeds
         for a in e.paper + e.extra:
             pickle.dumps(a)  # runs on process pools and Ray
-        assert e.kind in ("regret", "confidence", "runtime", "corruption")
+        assert e.kind in ("regret", "confidence", "runtime", "corruption", "exponent")
         assert e.metric in ("regret", "avg_regret")
     specs, skipped = EXPERIMENTS["cg2019-fig1a"].agent_specs(available={"tgp-ucb"})
     assert [s.label for s in specs] == ["tgp-ucb"]

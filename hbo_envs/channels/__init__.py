@@ -19,6 +19,7 @@ from hbo_envs.channels.pareto import Pareto
 from hbo_envs.channels.spike import Spike
 from hbo_envs.channels.student_t import StudentT
 from hbo_envs.channels.symmetric_pareto import SymmetricPareto
+from hbo_envs.channels.two_point import TwoPoint
 
 __all__ = [
     "CHANNELS",
@@ -29,6 +30,7 @@ __all__ = [
     "Spike",
     "StudentT",
     "SymmetricPareto",
+    "TwoPoint",
     "make_channel",
 ]
 
@@ -38,6 +40,7 @@ CHANNELS: dict[str, type[RewardChannel]] = {
     "pareto": Pareto,
     "symmetric_pareto": SymmetricPareto,
     "spike": Spike,
+    "two_point": TwoPoint,
 }
 
 

@@ -2,6 +2,13 @@
 
 from hbo_envs.envs.base import GPBanditEnv
 from hbo_envs.envs.chowdhury_gopalan import ChowdhuryGopalanSyntheticEnv, TruncationDemoEnv
+from hbo_envs.envs.lower_bound import LowerBoundEnv
 from hbo_envs.envs.park_lee import ParkLeeEnv
 
-__all__ = ["ChowdhuryGopalanSyntheticEnv", "GPBanditEnv", "ParkLeeEnv", "TruncationDemoEnv"]
+__all__ = [
+    "ChowdhuryGopalanSyntheticEnv",
+    "GPBanditEnv",
+    "LowerBoundEnv",
+    "ParkLeeEnv",
+    "TruncationDemoEnv",
+]

@@ -23,6 +23,11 @@ Constructors:
   curve over ``t ∈ [t_from·T, T]`` (:func:`~hbo_envs.harness.stats.fit_exponent`: log-log
   least squares of the mean curve, bootstrap CI over seeds), has its CI above / below
   ``threshold`` (0.9 by default).
+- :func:`exponent_at_least` — the growth exponent is not below a theoretical lower bound:
+  reproduces when the bound is below the CI's upper end (the exponent is ``>=`` the bound
+  within its interval), does not when the whole CI lies below it. On the records of an
+  exponent experiment (one row per seed and horizon, ``t = T``, ``regret = R_T``;
+  :mod:`hbo_envs.harness.exponent`) this is the exponent of ``R_T`` over ``T``.
 
 A claim the constructors cannot say subclasses :class:`Claim` and implements
 :meth:`Claim.evaluate` (a :class:`ClaimContext` gives the records and the summary).
@@ -64,6 +69,7 @@ __all__ = [
     "Verdict",
     "below_random",
     "evaluate_claims",
+    "exponent_at_least",
     "format_verdicts",
     "less",
     "linear",
@@ -276,7 +282,9 @@ class Growth(Claim):
     """The growth exponent of ``R_t`` over ``t ∈ [t_from·T, T]`` vs ``threshold``.
 
     ``kind="linear"``: reproduces when the exponent's 95% CI lies above ``threshold``, does
-    not when it lies below. ``kind="sublinear"``: the other way round.
+    not when it lies below. ``kind="sublinear"``: the other way round. ``kind="at_least"``
+    (a lower bound on the exponent): reproduces when the CI reaches ``threshold`` or lies
+    above it, does not when it lies below.
     """
 
     a: str = ""
@@ -286,8 +294,10 @@ class Growth(Claim):
     t_from: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.kind not in ("linear", "sublinear"):
-            raise ValueError(f"Growth kind must be 'linear' or 'sublinear'; got {self.kind!r}.")
+        if self.kind not in ("linear", "sublinear", "at_least"):
+            raise ValueError(
+                f"Growth kind must be 'linear', 'sublinear' or 'at_least'; got {self.kind!r}."
+            )
         if not 0 < self.t_from < 1:
             raise ValueError(f"Growth t_from must be in (0, 1); got {self.t_from!r}.")
 
@@ -304,12 +314,15 @@ class Growth(Claim):
                 out.append(self._verdict(env, INCONCLUSIVE, "fewer than 3 recorded rounds"))
                 continue
             p, lo, hi = fit_exponent(t[keep], Y[:, keep])
+            what = "R_T over T" if self.kind == "at_least" else "R_t over t"
             ev = (
-                f"exponent of R_t over t in [{t[keep].min():.0f}, {t.max():.0f}]: "
+                f"exponent of {what} in [{t[keep].min():.0f}, {t.max():.0f}]: "
                 f"{p:.3f} [{lo:.3f}, {hi:.3f}] vs {self.threshold:g} (n = {Y.shape[0]})"
             )
             if not math.isfinite(p):
                 verdict = INCONCLUSIVE
+            elif self.kind == "at_least":
+                verdict = REPRODUCES if hi >= self.threshold else DOES_NOT
             elif lo > self.threshold:
                 verdict = REPRODUCES if self.kind == "linear" else DOES_NOT
             elif hi < self.threshold:
@@ -389,6 +402,21 @@ def sublinear(
     """Claim: ``R_t`` of ``a`` grows sublinearly (exponent CI below ``threshold``)."""
     return Growth(
         text or f"{a}: R_t grows sublinearly", source, a, "sublinear", env, threshold, t_from
+    )
+
+
+def exponent_at_least(
+    a: str,
+    bound: float,
+    *,
+    env: str | None = None,
+    t_from: float = 0.01,
+    text: str | None = None,
+    source: str = "",
+) -> Growth:
+    """Claim: the growth exponent of ``a``'s regret is ``>= bound`` (within its 95% CI)."""
+    return Growth(
+        text or f"{a}: regret exponent >= {bound:.4g}", source, a, "at_least", env, bound, t_from
     )
 
 

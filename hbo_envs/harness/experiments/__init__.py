@@ -23,6 +23,7 @@ from __future__ import annotations
 from hbo_envs.harness.experiments import (  # noqa: F401  (register)
     bogunovic,
     chowdhury_gopalan,
+    lower_bound,
     park_lee,
 )
 from hbo_envs.harness.experiments._core import (

@@ -70,7 +70,7 @@ class Experiment:
     quick_horizon: int
     extra: tuple[AgentSpec, ...] = ()
     metric: str = "avg_regret"  # what the paper's figure plots: "regret" or "avg_regret"
-    kind: str = "regret"  # "regret" | "confidence" | "runtime" | "corruption" (BKS Fig. 1)
+    kind: str = "regret"  # "regret" | "confidence" | "runtime" | "corruption" | "exponent"
     expect: str = ""
     snapshot: bool = False
     quick_horizon_by_env: dict[str, int] = field(default_factory=dict)
