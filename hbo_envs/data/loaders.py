@@ -214,8 +214,9 @@ def _load_lightsensor(d: str, stamp: tuple[int, ...]) -> LightSensorData:
         raise _fail(str(cpath), f"cannot be read as CSV ({exc})") from None
     if list(coords.columns) != ["sensor", "x", "y"] or len(coords) != N_SENSORS:
         raise _fail(
-            str(cpath), f"must have columns sensor,x,y and {N_SENSORS} rows; got "
-            f"{list(coords.columns)} and {len(coords)} rows"
+            str(cpath),
+            f"must have columns sensor,x,y and {N_SENSORS} rows; got "
+            f"{list(coords.columns)} and {len(coords)} rows",
         )
     if list(coords["sensor"]) != list(train.columns):
         raise _fail(str(cpath), "sensor names must be s1..s41 in order")
