@@ -13,7 +13,7 @@ table; the data scripts run them before writing anything.
 >>> validate_price_table(pd.DataFrame({"A": [1.0, -2.0]}), "demo.csv")
 Traceback (most recent call last):
 ...
-hbo_envs.data.paths.DataFormatError: demo.csv: column 'A' has 1 non-positive value(s) (first on row 2); prices must be > 0. Re-fetch or re-import the data set (hbo-bench data fetch|import).
+hbo_envs.data.paths.DataFormatError: demo.csv: column 'A' has 1 non-positive value(s) ...
 """
 
 from __future__ import annotations
