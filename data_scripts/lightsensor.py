@@ -64,7 +64,7 @@ def convert_mat(mat: Path, out_dir: Path) -> None:
         df.insert(0, "t", np.arange(1, len(df) + 1))
         df.to_csv(out_dir / f"{part}_sensordata_raw.csv", index=False)
     pd.DataFrame({"sensor": cols, "x": coords[:, 0], "y": coords[:, 1]}).to_csv(
-        out_dir / "sensor_coords.csv", index=False, float_format="%.17g"
+        out_dir / "sensor_coords.csv", index=False
     )
 
 
