@@ -8,7 +8,8 @@
   ``v = max_a mean_r |Y[r, a]|^{1+alpha}``, ``nu = max_a mean_r |Y[r, a] - f(a)|^{1+alpha}``.
 - :class:`DailySequence` — ``y_t = Y[t, a]`` for round ``t`` in order (Park–Lee App. D: the
   chosen stock's change rate on test day ``t``); deterministic, no noise model, so its
-  constants are supplied by the env (from a training period) rather than computed here.
+  moment constants are supplied by the env (from a training period) rather than computed
+  from the replayed table (which the agent must not know in advance).
 
 >>> import numpy as np
 >>> ch = EmpiricalRows(np.array([[1.0, 2.0], [3.0, 2.0]]))
@@ -28,6 +29,16 @@ from hbo_envs.validation import as_readonly, check_real
 __all__ = ["DailySequence", "EmpiricalRows"]
 
 
+def _table(owner: str, table: np.ndarray, rows: str) -> np.ndarray:
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] < 1 or not np.all(np.isfinite(t)):
+        raise ValueError(
+            f"The 'table' parameter of {owner} must be a finite 2-D array (rows = {rows}, "
+            f"columns = arms). Got shape {t.shape} instead."
+        )
+    return t
+
+
 class EmpiricalRows(RewardChannel):
     """``y = Y[r, a]``, ``r`` uniform over the rows (see the module docstring).
 
@@ -37,12 +48,7 @@ class EmpiricalRows(RewardChannel):
     name = "empirical"
 
     def __init__(self, table: np.ndarray, alpha: float = 1.0, label: str = "") -> None:
-        t = np.asarray(table, dtype=float)
-        if t.ndim != 2 or t.shape[0] < 1 or not np.all(np.isfinite(t)):
-            raise ValueError(
-                "The 'table' parameter of EmpiricalRows must be a finite 2-D array (rows = "
-                f"observations, columns = arms). Got shape {t.shape} instead."
-            )
+        t = _table("EmpiricalRows", table, "observations")
         self.table = as_readonly(t)
         self.alpha = check_real("EmpiricalRows", "alpha", alpha, 0, 1, "right")
         self.label = label
@@ -87,21 +93,24 @@ class SequenceState:
 
 
 class DailySequence(RewardChannel):
-    """``y_t = Y[t, a]`` in round order (see the module docstring); no randomness."""
+    """``y_t = Y[t, a]`` in round order (see the module docstring); no randomness.
+
+    ``constants`` are the moment constants the agent is told (the env computes them from
+    data the agent may know, e.g. a training period); :meth:`moments` returns them.
+    """
 
     name = "daily_sequence"
 
-    def __init__(self, table: np.ndarray, alpha: float = 1.0, label: str = "") -> None:
-        t = np.asarray(table, dtype=float)
-        if t.ndim != 2 or not np.all(np.isfinite(t)):
-            raise ValueError(
-                "The 'table' parameter of DailySequence must be a finite 2-D array (rows = "
-                f"rounds, columns = arms). Got shape {t.shape} instead."
-            )
+    def __init__(self, table: np.ndarray, constants: Moments, label: str = "") -> None:
+        t = _table("DailySequence", table, "rounds")
         self.table = as_readonly(t)
-        self.alpha = check_real("DailySequence", "alpha", alpha, 0, 1, "right")
+        self.constants = constants
+        self.alpha = check_real("DailySequence", "alpha", constants.alpha, 0, 1, "right")
         self.label = label
         self._rows = [row.tolist() for row in t]
+
+    def moments(self, f: np.ndarray) -> Moments:
+        return self.constants
 
     def new_episode(self, f: np.ndarray, rng: np.random.Generator) -> SequenceState:
         return SequenceState()

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hbo_envs.channels.base import Moments
 from hbo_envs.channels.empirical import DailySequence, EmpiricalRows
 from hbo_envs.data import (
     KSResult,
@@ -31,11 +32,10 @@ from hbo_envs.data import (
     load_stocks29,
 )
 from hbo_envs.data.loaders import OHLCV, STOCKPICKING_TICKERS
-from hbo_envs.envs.base import _OBS, GPBanditEnv
+from hbo_envs.envs.base import GPBanditEnv
 from hbo_envs.kernels import EmpiricalKernel, Kernel, SquaredExponential
 from hbo_envs.objectives import Objective
 from hbo_envs.objectives.base import objective_from_values
-from hbo_envs.problem import Problem
 from hbo_envs.validation import check_choice, check_int
 
 __all__ = [
@@ -82,10 +82,19 @@ def ks_table(arms: list[str] | tuple[str, ...], samples: np.ndarray) -> pd.DataF
 
 
 class _RealDataEnv(GPBanditEnv):
-    """Common part of the i.i.d. real-data envs: payoffs replay a table of observations."""
+    """Common part of the real-data envs: payoffs replay a table of observations; the
+    problem's ``meta`` also carries the arms' names and what :meth:`_meta` adds."""
 
     arms: tuple[str, ...] = ()
     _payoffs: np.ndarray
+
+    def _meta(self) -> dict[str, Any]:
+        return {}
+
+    def _set_objective(self, obj: Objective) -> None:
+        super()._set_objective(obj)
+        meta = {**self.problem.meta, "arms": list(self.arms), **self._meta()}
+        self.problem = self.problem.replace(meta=meta)
 
     def ks_statistics(self) -> pd.DataFrame:
         """KS statistic and p-value of every arm's payoffs against a fitted Gaussian
@@ -170,10 +179,8 @@ class Stocks29Env(_RealDataEnv):
         self.v_pooled = float(np.mean(Y**2))
         super().__init__(obj, channel, horizon, False, 0, name or "stocks29")
 
-    def _set_objective(self, obj: Objective) -> None:
-        super()._set_objective(obj)
-        meta = {**self.problem.meta, "v_pooled": self.v_pooled, "arms": list(self.arms)}
-        self.problem = self.problem.replace(meta=meta)
+    def _meta(self) -> dict[str, Any]:
+        return {"v_pooled": self.v_pooled}
 
 
 # -- CMU light sensors ------------------------------------------------------------------------
@@ -267,15 +274,11 @@ class LightSensorEnv(_RealDataEnv):
         """The SE kernel (``l^2 = 0.1``) on the scaled coordinates that QFF uses."""
         return SquaredExponential(QFF_LENGTHSCALE)
 
-    def _set_objective(self, obj: Objective) -> None:
-        super()._set_objective(obj)
-        meta = {
-            **self.problem.meta,
+    def _meta(self) -> dict[str, Any]:
+        return {
             "v_pooled": self.v_pooled,
-            "arms": list(self.arms),
             "coordinate_kernel": {"name": "se", "lengthscale": QFF_LENGTHSCALE},
         }
-        self.problem = self.problem.replace(meta=meta)
 
 
 # -- Park–Lee stock picking -------------------------------------------------------------------
@@ -289,7 +292,7 @@ def change_rates(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame((p[1:] - p[:-1]) / p[:-1], index=frame.index[1:], columns=frame.columns)
 
 
-class StockPickingEnv(GPBanditEnv):
+class StockPickingEnv(_RealDataEnv):
     """Park–Lee (2024) §5 / App. D: pick the stock with the largest next-day close change
     (Table 2).
 
@@ -382,7 +385,7 @@ class StockPickingEnv(GPBanditEnv):
         self.max_rounds = int(pos.size)
         horizon = check_int(type(self).__name__, "horizon", horizon, 1, self.max_rounds)
         self.round_values = close[pos]  # rates row p = change from day p to p + 1
-        self._test_close = self.round_values
+        self._payoffs = self.round_values  # KS: the test-period close change rates
         Ktypes = [
             empirical_kernel_matrix(
                 np.column_stack([rates[t][i].to_numpy()[train] for t in self.arms])
@@ -399,67 +402,28 @@ class StockPickingEnv(GPBanditEnv):
             kernel_matrix=K,
             params={"train_days": int(train.sum()), "test_rounds": self.max_rounds},
         )
-        p = 2.0  # 1 + alpha, alpha = 1
-        self._train_moments = (
+        p = 2.0  # 1 + alpha, alpha = 1: moments of the training period's close change rates
+        constants = Moments(
+            1.0,
             float(np.max(np.mean(np.abs(tr) ** p, axis=0))),
             float(np.max(np.mean(np.abs(tr - tr.mean(axis=0)) ** p, axis=0))),
             float(np.max(tr.std(axis=0))),
         )
-        channel = DailySequence(self.round_values, alpha=1.0, label="stockpicking test closes")
+        channel = DailySequence(self.round_values, constants, label="stockpicking test closes")
+        self._rounds = [row.tolist() for row in self.round_values]
         self._best = self.round_values.max(axis=1).tolist()
         super().__init__(obj, channel, horizon, False, 0, name or "stockpicking")
 
-    def _set_objective(self, obj: Objective) -> None:
-        v, nu, scale = self._train_moments
-        self.objective = obj
-        self._f = np.asarray(obj.values)
-        self._f_list = [float(x) for x in obj.values]
-        self._f_star = obj.f_star
-        self.problem = Problem(
-            points=obj.points,
-            kernel_matrix=obj.kernel_matrix,
-            kernel=obj.kernel,
-            B=obj.B,
-            alpha=1.0,
-            v=v,
-            nu=nu,
-            sup_f=obj.sup_f,
-            horizon=self.horizon,
-            C=None,
-            noise_scale=scale,
-            kernel_jitter=obj.kernel_jitter,
-            name=self.name,
-            meta={
-                "objective": obj.name,
-                "channel": self.channel.params(),
-                "arms": list(self.arms),
-                "test_dates": [self.test_dates[0], self.test_dates[-1]],
-            },
-        )
-
-    def ks_statistics(self) -> pd.DataFrame:
-        """KS statistic and p-value of every stock's test-period close change rates against
-        a fitted Gaussian (:func:`hbo_envs.data.ks_gaussian`)."""
-        return ks_table(self.arms, self._test_close)
+    def _meta(self) -> dict[str, Any]:
+        return {"test_dates": [self.test_dates[0], self.test_dates[-1]]}
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
-        a = self._check_action(action)
-        if self._t is None:
-            raise RuntimeError("Call reset() before step().")
-        if self._t >= self.horizon:
-            raise RuntimeError(
-                f"The episode is over (horizon={self.horizon} rounds played); call reset()."
-            )
+        """One test day: this round's mean rewards are the day's realized change rates
+        ``f_t(s) = l^c_{s,t+1}``, so the base step's ``regret = f_t* - f_t(x_t)`` is Park–Lee's
+        ``r_t = max_s l^c_{s,t+1} - l^c_{s_t,t+1}`` (App. D) and ``y_t = f_t(x_t)``."""
         t = self._t
-        y = self.channel.sample(0.0, a, self.np_random, self._channel_state)
-        best = self._best[t]
-        self._t += 1
-        info = {
-            "f": y,
-            "regret": best - y,  # Park–Lee App. D: r_t = max_s l^c_{s,t+1} - l^c_{s_t,t+1}
-            "best": best,
-            "corruption": 0.0,
-            "corruption_used": 0.0,
-            "t": self._t,
-        }
-        return _OBS, float(y), False, self._t >= self.horizon, info
+        if t is not None and t < self.horizon:
+            self._f_list, self._f_star = self._rounds[t], self._best[t]
+        obs, y, terminated, truncated, info = super().step(action)
+        info["best"] = info["f"] + info["regret"]
+        return obs, y, terminated, truncated, info

@@ -116,45 +116,41 @@ _CG_PROTOCOL = (
     "mean and std of R_T/T. Schedules: the agents' default 'experiment' set."
 )
 
-register(
-    Experiment(
-        name="cg2019-fig1d",
-        title="Chowdhury–Gopalan 2019, Fig. 1(d): time-average regret on 29 stocks",
-        citation=_CG + ", §6 item 2 and Fig. 1(d)",
-        protocol=_CG_PROTOCOL + " QFF is not run: the kernel is data-derived (as in the paper).",
-        envs=("hbo/Stocks29-v0",),
-        paper=(_a("tgp-ucb"), _a("ata-gp-ucb-nystrom")),
-        extra=_CG_EXTRA,
-        seeds=10,
-        horizon=1000,
-        quick_seeds=3,
-        quick_horizon=1000,
-        metric="avg_regret",
-        claims=_cg_claims(with_qff=False),
-        expect="ATA-GP-UCB (Nyström) below TGP-UCB; R_T/T decreasing.",
-    )
-)
-
-register(
-    Experiment(
-        name="cg2019-fig1e",
-        title="Chowdhury–Gopalan 2019, Fig. 1(e): time-average regret on 41 light sensors",
-        citation=_CG + ", §6 item 3 and Fig. 1(e)",
-        protocol=_CG_PROTOCOL
-        + " ATA-GP-UCB-QFF uses an SE kernel with l^2 = 0.1 on the sensor coordinates "
+for _panel, _env, _what, _paper, _note in (
+    (
+        "d",
+        "hbo/Stocks29-v0",
+        "29 stocks",
+        (_a("tgp-ucb"), _a("ata-gp-ucb-nystrom")),
+        " QFF is not run: the kernel is data-derived (as in the paper).",
+    ),
+    (
+        "e",
+        "hbo/LightSensor-v0",
+        "41 light sensors",
+        (_a("tgp-ucb"), _QFF, _a("ata-gp-ucb-nystrom")),
+        " ATA-GP-UCB-QFF uses an SE kernel with l^2 = 0.1 on the sensor coordinates "
         "(min-max scaled to [0, 1]^2) and m = 256 features.",
-        envs=("hbo/LightSensor-v0",),
-        paper=(_a("tgp-ucb"), _QFF, _a("ata-gp-ucb-nystrom")),
-        extra=_CG_EXTRA,
-        seeds=10,
-        horizon=1000,
-        quick_seeds=3,
-        quick_horizon=1000,
-        metric="avg_regret",
-        claims=_cg_claims(with_qff=True),
-        expect="ATA-GP-UCB (QFF, Nyström) below TGP-UCB; Nyström no worse than QFF.",
+    ),
+):
+    register(
+        Experiment(
+            name=f"cg2019-fig1{_panel}",
+            title=f"Chowdhury–Gopalan 2019, Fig. 1({_panel}): time-average regret on {_what}",
+            citation=_CG + f", §6 item {'2' if _panel == 'd' else '3'} and Fig. 1({_panel})",
+            protocol=_CG_PROTOCOL + _note,
+            envs=(_env,),
+            paper=_paper,
+            extra=_CG_EXTRA,
+            seeds=10,
+            horizon=1000,
+            quick_seeds=3,
+            quick_horizon=1000,
+            metric="avg_regret",
+            claims=_cg_claims(with_qff=_QFF in _paper),
+            expect="ATA-GP-UCB below TGP-UCB (Nyström no worse than QFF); R_T/T decreasing.",
+        )
     )
-)
 
 # -- Park–Lee Table 2 -----------------------------------------------------------------------
 _PL = (
