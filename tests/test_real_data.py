@@ -201,8 +201,8 @@ def test_missing_data_names_the_command(datadir: Path, env_id: str, name: str) -
         build_cells([env_id], [parse_agent("random")], 2)  # a sweep stops before running
     from hbo_envs.registration import env_table_markdown
 
-    assert f"| `{env_id}` |" in env_table_markdown()
-    assert f"needs data: `hbo-bench data fetch {name}`" in env_table_markdown()
+    table = env_table_markdown()  # the README table still lists the env
+    assert f"| `{env_id}` | " in table and f"needs data: `hbo-bench data fetch {name}`" in table
 
 
 # -- env constants against hand computations ------------------------------------------------
