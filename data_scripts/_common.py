@@ -44,9 +44,15 @@ def staged_dataset(name: str, root: Path | None = None) -> Iterator[Path]:
         if final.exists():
             old = Path(tempfile.mkdtemp(prefix=f".old-{name}-", dir=root))
             os.replace(final, old / ds.directory)
-        os.replace(stage / ds.directory, final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.replace(stage / ds.directory, final)
+        except BaseException:
+            if old is not None:  # put the previous data set back
+                os.replace(old / ds.directory, final)
+            raise
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
         clear_cache()
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,7 @@ def convert_mat(mat: Path, out_dir: Path) -> None:
     )
 
 
-def _write_from(fill, root: Path | None, **source: object) -> Path:  # noqa: ANN001
+def _write_from(fill: Callable[[Path], None], root: Path | None, **source: object) -> Path:
     ds = DATASETS[NAME]
     with staged_dataset(NAME, root) as stage:
         d = stage / ds.directory

@@ -22,6 +22,7 @@ import pandas as pd
 
 from data_scripts._common import FetchError, script_main, staged_dataset, write_source
 from data_scripts.yahoo import download_tickers
+from hbo_envs.data import data_dir
 from hbo_envs.data.loaders import (
     STOCKS29_END,
     STOCKS29_START,
@@ -45,13 +46,7 @@ def _write(table: pd.DataFrame, root: Path | None, **source: object) -> Path:
         out.to_csv(d / "fin.csv", float_format="%.12g")
         load_stocks29(stage)  # validate before it goes into place
         write_source(d, dataset=NAME, **source)
-    return (root or _root()) / ds.directory
-
-
-def _root() -> Path:
-    from hbo_envs.data import data_dir
-
-    return data_dir()
+    return (root or data_dir()) / ds.directory
 
 
 def fetch(root: Path | None = None, progress: bool | None = None) -> Path:

@@ -372,7 +372,7 @@ _COMMANDS = {
     "plot": _cmd_plot,
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
-    "data": lambda args: __import__("data_scripts.cli").cli.run(args),
+    "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
 }
 
 

@@ -32,6 +32,8 @@ __all__ = [
     "STOCKS29_TICKERS",
     "STOCKPICKING_TICKERS",
     "OHLCV",
+    "YAHOO_COLUMNS",
+    "clear_cache",
     "LightSensorData",
     "load_lightsensor",
     "load_stockpicking",

@@ -6,19 +6,13 @@ follows ``$XDG_CACHE_HOME``). Inside it every data set has one sub-directory who
 is the one of the shared development data (``../shared/data`` beside a checkout), so
 ``HBO_DATA_DIR=../shared/data`` works as is and nothing needs to be copied:
 
-==============  ==========================  =============================================
-data set        directory                   files
-==============  ==========================  =============================================
-``stocks29``    ``chowdhury2019_fin/``      ``fin.csv``: ``Date`` + 29 ticker columns of
-                                            adjusted closes (wide table)
-``lightsensor`` ``cmu_iw_lightsensor/``     ``train_sensordata_raw.csv``,
-                                            ``test_sensordata_raw.csv`` (``t,s1..s41``,
-                                            raw ADC readings), ``sensor_coords.csv``
-                                            (``sensor,x,y``)
-``stockpicking`` ``park2024_aapl_bidu_ha/`` ``AAPL.csv``, ``BIDU.csv``, ``HA.csv``: Yahoo
-                                            daily ``Date,Open,High,Low,Close,Adj Close,
-                                            Volume``
-==============  ==========================  =============================================
+- ``stocks29`` -> ``chowdhury2019_fin/fin.csv``: ``Date`` + 29 ticker columns of adjusted
+  closes (a wide table, the authors' layout);
+- ``lightsensor`` -> ``cmu_iw_lightsensor/``: ``train_sensordata_raw.csv`` and
+  ``test_sensordata_raw.csv`` (``t,s1..s41``, raw ADC readings) and ``sensor_coords.csv``
+  (``sensor,x,y``);
+- ``stockpicking`` -> ``park2024_aapl_bidu_ha/``: ``AAPL.csv``, ``BIDU.csv``, ``HA.csv``, Yahoo
+  daily ``Date,Open,High,Low,Close,Adj Close,Volume``.
 
 The files are never part of the project (their licences do not allow it): the
 ``data_scripts`` fetch them into the data directory, or import already-downloaded copies.
