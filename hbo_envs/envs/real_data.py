@@ -320,6 +320,10 @@ class StockPickingEnv(_RealDataEnv):
       days. (The paper states no ``epsilon`` for this experiment; daily returns have finite
       variance, so ``alpha = 1``.)
 
+    ``env.objective.values`` are those training means (what ``B`` is computed for); the
+    rewards are the test days' realized values, ``env.round_values[t]`` for round ``t``, so
+    the harness's coverage diagnostic (band vs ``objective.values``) means little here.
+
     The test-period close change rates are heavy-tailed: :meth:`ks_statistics` rejects the
     Gaussian for every stock. Measured on the Yahoo data, over the first 1000 test days a
     uniformly random choice has regret 19.4, always picking AAPL / BIDU / HA 18.3 / 20.0 /
