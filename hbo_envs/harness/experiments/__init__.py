@@ -20,11 +20,8 @@ the same cells for comparison (``--paper-only`` drops them). The uniform-random 
 
 from __future__ import annotations
 
-from hbo_envs.harness.experiments import (  # noqa: F401  (register)
-    chowdhury_gopalan,
-    park_lee,
-    real_data,  # noqa: F401  (register)
-)
+from hbo_envs.harness.experiments import chowdhury_gopalan, park_lee  # noqa: F401  (register)
+from hbo_envs.harness.experiments import real_data as _real_data  # noqa: F401  (register)
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
     Experiment,
