@@ -102,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_exec_options(q)
 
     sub.add_parser("list", help="list envs, agents and experiments")
+    from data_scripts.cli import add_data_parser  # hbo-bench data fetch|import|list
+
+    add_data_parser(sub)
     return ap
 
 
@@ -377,6 +380,7 @@ _COMMANDS = {
     "plot": _cmd_plot,
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
+    "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
 }
 
 

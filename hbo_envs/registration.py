@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["ENV_SPECS", "ENV_IDS", "EnvEntry", "register_envs"]
+__all__ = ["ENV_SPECS", "ENV_IDS", "EnvEntry", "missing_data", "register_envs"]
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,13 @@ class EnvEntry:
     entry_point: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     paper: str = ""
+    data: str = ""  # the real data set the env reads (hbo_envs.data.DATASETS), "" if none
 
 
 _CG = "hbo_envs.envs.chowdhury_gopalan"
 _PL = "hbo_envs.envs.park_lee"
 _BKC = "hbo_envs.envs.corrupted"
+_RD = "hbo_envs.envs.real_data"
 
 ENV_SPECS: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -103,6 +105,27 @@ ENV_SPECS: tuple[EnvEntry, ...] = (
         "Chowdhury–Gopalan 2019, Thm. 2 (App. C)",
     ),
     EnvEntry(
+        "hbo/Stocks29-v0",
+        f"{_RD}:Stocks29Env",
+        {},
+        "Chowdhury–Gopalan 2019, Fig. 1d",
+        "stocks29",
+    ),
+    EnvEntry(
+        "hbo/LightSensor-v0",
+        f"{_RD}:LightSensorEnv",
+        {},
+        "Chowdhury–Gopalan 2019, Fig. 1e",
+        "lightsensor",
+    ),
+    EnvEntry(
+        "hbo/StockPicking-v0",
+        f"{_RD}:StockPickingEnv",
+        {},
+        "Park–Lee 2024, Table 2",
+        "stockpicking",
+    ),
+    EnvEntry(
         "hbo/GPBandit-v0",
         "hbo_envs.envs.base:GPBanditEnv",
         {"objective": "random-rkhs", "channel": {"name": "student_t", "df": 3.0}, "horizon": 1000},
@@ -120,11 +143,22 @@ def register_envs() -> None:
             gym.register(id=e.id, entry_point=e.entry_point, kwargs=dict(e.kwargs))
 
 
+def missing_data(env_id: str) -> str | None:
+    """The name of the real data set ``env_id`` needs and the data directory lacks, else None."""
+    entry = next((e for e in ENV_SPECS if e.id == env_id), None)
+    if entry is None or not entry.data:
+        return None
+    from hbo_envs.data import missing_files
+
+    return entry.data if missing_files(entry.data) else None
+
+
 def env_table_markdown() -> str:
     """The README's environment table, built by constructing every registered env.
 
     ``B`` of envs that redraw ``f`` per reset is shown for the objective drawn at
     construction (``objective_seed=0``); ``alpha``, ``v``, ``nu`` are exact for every draw.
+    A real-data env whose data set is not in the data directory gets a "needs data" row.
     """
     register_envs()
     head = (
@@ -133,6 +167,10 @@ def env_table_markdown() -> str:
     )
     rows = []
     for e in ENV_SPECS:
+        if missing_data(e.id):
+            cells = [f"`{e.id}`", e.paper, f"needs data: `hbo-bench data fetch {e.data}`"]
+            rows.append("| " + " | ".join(cells + ["–"] * 8) + " |")
+            continue
         env = gym.make(e.id).unwrapped
         p = env.problem
         ch = env.channel.params()

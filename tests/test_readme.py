@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hbo_envs.registration import env_table_markdown
+import pytest
+
+from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_env_table_matches_registry() -> None:
+    if missing := sorted({d for e in ENV_IDS if (d := missing_data(e))}):
+        pytest.skip(f"the README table shows the real-data envs built from {missing} (absent)")
     readme = (ROOT / "README.md").read_text()
     assert env_table_markdown() in readme, (
         "README env table is stale: paste hbo_envs.registration.env_table_markdown() into it"

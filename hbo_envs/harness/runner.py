@@ -28,11 +28,13 @@ from typing import Any
 import gymnasium as gym
 import pandas as pd
 
+from hbo_envs.data import require as require_data
 from hbo_envs.harness.cell import CellResult, lost_cell, run_cell
 from hbo_envs.harness.records import coerce, empty_records
 from hbo_envs.harness.specs import AgentSpec, CellSpec, as_agent_spec, jsonable
 from hbo_envs.harness.store import ResultStore, base_meta
 from hbo_envs.harness.summary import summarize
+from hbo_envs.registration import missing_data
 from hbo_envs.validation import check_choice, check_int
 
 __all__ = ["CellFailure", "SweepResult", "build_cells", "evaluate", "run_sweep"]
@@ -92,6 +94,8 @@ def build_cells(
                 f"The env id {e!r} is not registered. Registered hbo ids: "
                 f"{', '.join(i for i in gym.registry if i.startswith('hbo/'))}."
             )
+        if need := missing_data(e):  # a real-data env without its data: say how to get it
+            require_data(need)
     labels = [a.label for a in agent_specs]
     dup = {x for x in labels if labels.count(x) > 1}
     if dup:

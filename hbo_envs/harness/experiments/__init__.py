@@ -25,6 +25,7 @@ from hbo_envs.harness.experiments import (  # noqa: F401  (register)
     chowdhury_gopalan,
     lower_bound,
     park_lee,
+    real_data,
 )
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
