@@ -102,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_exec_options(q)
 
     sub.add_parser("list", help="list envs, agents and experiments")
+    from hbo_envs.leaderboard.cli import add_parser as add_leaderboard_parser
+
+    add_leaderboard_parser(sub)
     return ap
 
 
@@ -369,7 +372,14 @@ _COMMANDS = {
     "plot": _cmd_plot,
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
+    "leaderboard": lambda args: _leaderboard_cli().run(args),
 }
+
+
+def _leaderboard_cli() -> Any:
+    from hbo_envs.leaderboard import cli
+
+    return cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -528,8 +528,7 @@ def _check_envs(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> 
             )
         if d["kwargs"] != dict(e.kwargs):
             rep.errors.append(
-                f"envs: {e.id!r} kwargs {d['kwargs']!r} differ from the suite's "
-                f"{dict(e.kwargs)!r}."
+                f"envs: {e.id!r} kwargs {d['kwargs']!r} differ from the suite's {dict(e.kwargs)!r}."
             )
         if d["horizon"] != e.horizon:
             rep.errors.append(

@@ -202,7 +202,9 @@ def verify(
             f"(rtol {rtol:g})."
         )
     if fresh_seeds:
-        subm = {e.id: [submitted[(e.id, s)]["final_regret"] for s in suite.seeds] for e in suite.envs}
+        subm = {
+            e.id: [submitted[(e.id, s)]["final_regret"] for s in suite.seeds] for e in suite.envs
+        }
         frs = {e.id: [rerun[(e.id, s)]["final_regret"] for s in fresh_seeds] for e in suite.envs}
         rep.fresh_results = frs
         z, p = fresh_seed_test(subm, frs)
