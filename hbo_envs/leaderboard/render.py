@@ -230,6 +230,8 @@ def svg_panel(title: str, series: list[Any], *, x0: int, y0: int, w: int, h: int
     parts.append(
         f'<text x="{x0 + left + pw / 2:.1f}" y="{y0 + h - 4}" text-anchor="middle" '
         'font-size="9">round t</text>'
+        f'<text transform="translate({x0 + 10},{y0 + top + ph / 2:.1f}) rotate(-90)" '
+        'text-anchor="middle" font-size="9">IQM R_t</text>'
     )
     for _name, color, dashed, t, y in series:
         pts = " ".join(f"{X(a):.1f},{Y(b):.1f}" for a, b in zip(t, y, strict=True))
@@ -350,6 +352,8 @@ table{border-collapse:collapse;margin:1em 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:right;vertical-align:top}
 th{background:#f3f3f3;cursor:pointer;user-select:none;white-space:nowrap}
 td.l,th.l{text-align:left}
+td code{white-space:nowrap}
+.scroll{overflow-x:auto}
 th[aria-sort=ascending]::after{content:" \\25B2"}
 th[aria-sort=descending]::after{content:" \\25BC"}
 .ci{color:#777;font-size:11px}
@@ -432,7 +436,11 @@ def suite_html(suite: Suite, entries: list[Entry], svg: str | None) -> str:
     head += ["<th>mean rank</th>"]
     head += [f"<th>{html.escape(_short_env(x))}</th>" for x in envs]
     head += ["<th>R<sub>T</sub>/T (mean over envs of IQM)</th>", '<th class="l">verification</th>']
-    b.append('<table id="ranking" class="sortable">\n<thead><tr>' + "".join(head) + "</tr></thead>")
+    b.append(
+        '<div class="scroll"><table id="ranking" class="sortable">\n<thead><tr>'
+        + "".join(head)
+        + "</tr></thead>"
+    )
     b.append("<tbody>")
     for e in entries:
         cells = [
@@ -457,12 +465,13 @@ def suite_html(suite: Suite, entries: list[Entry], svg: str | None) -> str:
         cells.append(_td(_g(avg), _num(avg)))
         cells.append(_td(f'<span class="{e.status}">{e.status}</span> {e.date}', e.status, "l"))
         b.append('<tr class="entry">' + "".join(cells) + "</tr>")
-    b.append("</tbody></table>")
+    b.append("</tbody></table></div>")
     if svg:
         b += ["<h2>Regret curves</h2>", svg]
     b.append("<h2>Provenance</h2>")
     b.append(
-        '<table id="provenance" class="sortable"><thead><tr><th class="l">agent</th>'
+        '<div class="scroll"><table id="provenance" class="sortable"><thead><tr>'
+        '<th class="l">agent</th>'
         '<th class="l">import path</th><th class="l">params</th><th class="l">code revision</th>'
         '<th class="l">source sha256</th><th class="l">packages</th><th class="l">created</th>'
         '<th class="l">verification</th><th class="l">file</th></tr></thead><tbody>'
@@ -495,7 +504,7 @@ def suite_html(suite: Suite, entries: list[Entry], svg: str | None) -> str:
             )
             + "</tr>"
         )
-    b.append("</tbody></table>")
+    b.append("</tbody></table></div>")
     return _page(f"hbo-bench leaderboard {suite.id}", "\n".join(b))
 
 
@@ -529,6 +538,7 @@ def _write(path: Path, text: str) -> Path:
     from hbo_envs.harness.store import _atomic_write
 
     _atomic_write(path, lambda p: p.write_text(text))
+    path.chmod(0o644)  # the temporary file's private mode is wrong for published pages
     return path
 
 

@@ -208,6 +208,7 @@ def write_submission(path: str | os.PathLike[str], sub: Mapping[str, Any]) -> Pa
     p = Path(path)
     text = json.dumps(sub, indent=1, allow_nan=False) + "\n"
     _atomic_write(p, lambda q: q.write_text(text))
+    p.chmod(0o644)
     return p
 
 
