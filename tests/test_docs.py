@@ -18,6 +18,8 @@ MODULES = [
     "hbo_envs.envs.chowdhury_gopalan",
     "hbo_envs.envs.park_lee",
     "agents.protocol",
+    "hbo_envs.leaderboard.aggregate",
+    "hbo_envs.leaderboard.verify",
 ]
 
 
