@@ -36,11 +36,13 @@ An env that is not registered in this installation, or that cannot be built (e.g
 real data is missing), makes the suite *unavailable*; :meth:`Suite.availability` says
 why instead of raising, so the tooling can list such suites without crashing.
 
-The env spec hash (:func:`env_spec_hash`) pins a submission to the installed env: it
-hashes the registered entry point and kwargs, the suite's kwargs and horizon, the
-problem constants, points, kernel matrix and ``f`` after ``reset(seed=0)``, and the first
-rewards of a fixed action sequence (so a change of reward semantics changes it). Floats
-are rounded to 10 decimals before hashing.
+The env spec hash (:func:`env_spec_hash`) pins a submission to the installed env by what
+the env *does*, not how its code is laid out: for ``gym.make(id, horizon=T, **kwargs)``
+after ``reset(seed=0)`` and after ``reset(seed=1)``, the problem constants (``n, dim, B,
+alpha, v, nu, sup_f, C, noise_scale, horizon``, kernel name and parameters), the points,
+kernel matrix and ``f``, and the payoffs and regrets of 32 fixed actions — so a change of
+objective, constants or reward semantics changes it, a refactoring does not. Floats are
+rounded to 10 decimals before hashing.
 """
 
 from __future__ import annotations
@@ -229,6 +231,9 @@ def _digest(h: Any, a: Any) -> None:
     h.update(arr.tobytes())
 
 
+_CONSTANTS = ("n", "dim", "B", "alpha", "v", "nu", "sup_f", "C", "noise_scale", "horizon")
+
+
 @lru_cache(maxsize=64)
 def _spec_hash(env_id: str, kwargs_json: str, horizon: int) -> str:
     import gymnasium as gym
@@ -236,32 +241,23 @@ def _spec_hash(env_id: str, kwargs_json: str, horizon: int) -> str:
     import hbo_envs  # noqa: F401
     from hbo_envs.harness.specs import jsonable
 
-    spec = gym.spec(env_id)
     kwargs = json.loads(kwargs_json)
     env = gym.make(env_id, horizon=horizon, **kwargs)
     u = env.unwrapped
-    u.reset(seed=0)
-    p = u.problem
-    consts = {
-        k: (round(v, 10) if isinstance(v, float) else v) for k, v in jsonable(p.describe()).items()
-    }
-    head = {
-        "id": env_id,
-        "entry_point": str(spec.entry_point),
-        "registered_kwargs": jsonable(spec.kwargs),
-        "kwargs": jsonable(kwargs),
-        "horizon": int(u.horizon),
-        "problem": consts,
-    }
-    h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode())
-    _digest(h, p.points)
-    _digest(h, p.kernel_matrix)
-    _digest(h, u.objective.values)
-    rewards = []
-    for i in range(16):
-        _, r, _, _, _ = u.step(int((7 * i) % p.n))
-        rewards.append(r)
-    _digest(h, rewards)
+    h = hashlib.sha256(json.dumps({"id": env_id, "kwargs": kwargs}, sort_keys=True).encode())
+    for seed in (0, 1):  # two resets: envs that redraw f per seed hash two objectives
+        u.reset(seed=seed)
+        p = u.problem
+        consts = {k: jsonable(getattr(p, k, None)) for k in _CONSTANTS}
+        consts = {k: round(v, 10) if isinstance(v, float) else v for k, v in consts.items()}
+        consts["kernel"] = [p.kernel.name, jsonable(p.kernel.params())]
+        h.update(json.dumps(consts, sort_keys=True, default=str).encode())
+        _digest(h, p.points)
+        _digest(h, p.kernel_matrix)
+        _digest(h, u.objective.values)
+        # the reward semantics: the first payoffs (and regrets) of a fixed action sequence
+        steps = [u.step(int((7 * i) % p.n)) for i in range(32)]
+        _digest(h, [[r, info["regret"]] for _, r, _, _, info in steps])
     env.close()
     return h.hexdigest()
 
