@@ -338,6 +338,15 @@ def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path
     assert len(rep.fresh_seeds) == 3 and not set(rep.fresh_seeds) & set(SEEDS)
     rec = json.loads(out.read_text())["verification"]
     assert rec["status"] == "verified" and rec["submission_sha256"] == content_sha256(s)
+    # an edit after verification makes the recorded verification stale
+    edited = json.loads(out.read_text())
+    edited["agent"]["display_name"] = "renamed"
+    rep2 = validate(edited, suite=board["suite"])
+    assert rep2.ok and any("changed after it was verified" in w for w in rep2.warnings)
+    from hbo_envs.leaderboard.render import _status
+
+    assert _status(json.loads(out.read_text()))[0] == "verified"
+    assert _status(edited)[0] == "stale"
     # same verification seed -> same seeds chosen
     again = verify(s, sample=2, fresh=3, seed=123, root=board["root"], workers=1)
     assert (again.sample_seeds, again.fresh_seeds) == (rep.sample_seeds, rep.fresh_seeds)

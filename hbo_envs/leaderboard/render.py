@@ -494,7 +494,7 @@ def suite_html(suite: Suite, entries: list[Entry], svg: str | None) -> str:
             + _td(f"<code>{html.escape(json.dumps(a['params']))}</code>", None, "l")
             + _td(html.escape(_code(e.sub)), None, "l")
             + _td(html.escape(src), None, "l")
-            + _td(html.escape(_pkgs(e.sub)), None, "l")
+            + _td("<br>".join(html.escape(x) for x in _pkgs(e.sub).split(", ")), None, "l")
             + _td(html.escape(e.sub["provenance"]["created"]), None, "l")
             + _td(f'<span class="{e.status}">{html.escape(detail)}</span>', e.status, "l")
             + _td(
