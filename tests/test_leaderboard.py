@@ -470,6 +470,11 @@ def test_cli_submit_validate_verify_render(
     assert main([*args, "validate", str(out)]) == 1
     assert "missing seed" in capsys.readouterr().out
     assert main([*args, "submit", "--suite", "tiny-v0", "--agent", "nope", "--out", "x.json"]) == 2
+    err = capsys.readouterr().err
+    assert "The 'agent' parameter must be 'module:Class' or a registered name" in err
+    bad_name = ["--agent", "random", "--name", "a|b", "--out", str(tmp_path / "x.json")]
+    assert main([*args, "submit", "--suite", "tiny-v0", *bad_name]) == 2
+    assert "The 'display_name' parameter of submit must be 1 to 80" in capsys.readouterr().err
 
 
 # -- the committed leaderboards ---------------------------------------------------------------

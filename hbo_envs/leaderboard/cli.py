@@ -177,7 +177,15 @@ def _baselines(args: argparse.Namespace) -> int:
     for name in names:
         out = suite.folder / "submissions" / f"baseline-{name}.json"
         print(f"{name}: submitting ...", flush=True)
-        sub = submit(suite, name, backend=args.backend, workers=args.workers, address=args.address)
+        try:
+            sub = submit(
+                suite, name, backend=args.backend, workers=args.workers, address=args.address
+            )
+        except (RuntimeError, ValueError) as exc:  # e.g. an agent that refuses these problems
+            print(f"{name}: NO BASELINE, the runs failed: {str(exc).splitlines()[0]}")
+            print(f"  (add {name!r} to [baselines] exclude in suite.toml if it cannot run here)")
+            status = 1
+            continue
         write_submission(out, sub)
         rep = verify(
             sub,

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ import numpy as np
 
 from hbo_envs.leaderboard.aggregate import per_env_aggregate
 from hbo_envs.leaderboard.suite import Suite, SuiteError, env_spec_hash, load_suite
+from hbo_envs.validation import param_error
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -99,7 +101,12 @@ SUBMISSION_SCHEMA: dict[str, Any] = {
             "required": ["display_name", "import_path", "params", "code"],
             "additionalProperties": False,
             "properties": {
-                "display_name": {"type": "string", "minLength": 1, "maxLength": 80},
+                "display_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 80,
+                    "pattern": "^[^\\x00-\\x1f|`<>]+$",
+                },
                 "import_path": {
                     "type": "string",
                     "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
@@ -382,6 +389,16 @@ def submit(
         from hbo_envs.harness.specs import AgentSpec
 
         display_name = AgentSpec(registered or import_path, params).label
+    name_rule = SUBMISSION_SCHEMA["properties"]["agent"]["properties"]["display_name"]
+    if not (isinstance(display_name, str) and 0 < len(display_name) <= name_rule["maxLength"]) or (
+        not re.search(name_rule["pattern"], display_name)
+    ):
+        raise param_error(
+            "submit",
+            "display_name",
+            "1 to 80 characters without control characters, '|', '`', '<' or '>'",
+            display_name,
+        )
     results = run_suite(
         suite,
         import_path,
