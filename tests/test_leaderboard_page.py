@@ -89,3 +89,13 @@ def test_page_loads_without_errors_and_sorts(driver: Any) -> None:
     vals = [float(x) for x in _column(driver, score)]
     assert vals == sorted(vals, reverse=True)
     assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_the_console_check_sees_script_errors(driver: Any, tmp_path: Path) -> None:
+    # the no-console-errors assertion above is only meaningful if errors do show up
+    page = tmp_path / "broken.html"
+    page.write_text(
+        PAGE.read_text().replace("<script>", "<script>no_such_function();</script><script>", 1)
+    )
+    driver.get(page.as_uri())
+    assert any(e["level"] == "SEVERE" for e in driver.get_log("browser"))
