@@ -23,8 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from hbo_envs.harness.stats import iqm
 from hbo_envs.leaderboard.aggregate import mean_ranks, normalized_scores, score_with_ci
-from hbo_envs.leaderboard.submission import content_sha256, load_submission, validate
+from hbo_envs.leaderboard.submission import (
+    content_sha256,
+    load_submission,
+    resolve_agent,
+    validate,
+)
 from hbo_envs.leaderboard.suite import Suite, leaderboards_root, list_suites, load_suite
 
 __all__ = ["Entry", "collect_entries", "render_all", "render_suite"]
@@ -42,7 +48,6 @@ PALETTE = (
     "#393b79",
 )
 RANDOM_COLOR = "#7f7f7f"
-RANDOM_PATH = "agents.baselines.uniform:RandomAgent"
 
 
 @dataclass
@@ -65,7 +70,9 @@ class Entry:
 
     @property
     def is_random(self) -> bool:
-        return self.sub["agent"]["import_path"] == RANDOM_PATH and not self.sub["agent"]["params"]
+        """The registered ``random`` agent with default parameters (the score's 0)."""
+        a = self.sub["agent"]
+        return a["import_path"] == resolve_agent("random")[0] and not a["params"]
 
     def iqm(self, env_id: str) -> dict[str, float]:
         return self.sub["aggregates"]["per_env"][env_id]
@@ -170,8 +177,6 @@ def _curves(
     for e in entries:
         rows = [r for r in e.sub["results"] if r["env_id"] == env_id]
         t = rows[0]["checkpoints"]["t"]
-        from hbo_envs.harness.stats import iqm
-
         vals = np.array([r["checkpoints"]["regret"] for r in rows])
         y = [iqm(vals[:, k]) for k in range(vals.shape[1])]
         if e.is_random:

@@ -233,7 +233,8 @@ def resolve_agent(agent: str) -> tuple[str, str | None]:
     if ":" in agent:
         return agent, None
     if agent in reg.available():
-        return reg._REGISTRY[agent].entry_point, agent
+        cls = reg.resolve(agent)
+        return f"{cls.__module__}:{cls.__qualname__}", agent
     raise ValueError(
         f"The 'agent' parameter must be 'module:Class' or a registered name "
         f"({', '.join(reg.available())}). Got {agent!r} instead."
