@@ -322,11 +322,13 @@ def test_consistently_edited_regret_passes_validate_but_fails_verify(
     board: dict[str, Any],
 ) -> None:
     s = _edit_regret(board["subs"]["kernel-ucb"], board["suite"], consistent=True)
+    s["agent"]["code"]["source_sha256"] = "0" * 64
     assert validate(s, suite=board["suite"]).ok
     rep = verify(s, sample=len(SEEDS), fresh=0, root=board["root"], workers=1)
     assert rep.status == "failed"
     text = str(rep)
     assert "NOT REPRODUCED" in text and "hbo/RKHS-SE-StudentT-v0 seed 2" in text
+    assert "is not the submitted one" in text
 
 
 def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path: Path) -> None:
@@ -334,6 +336,7 @@ def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path
     out = tmp_path / "sub.json"
     rep = verify(s, sample=2, fresh=3, seed=123, root=board["root"], workers=1, record_to=out)
     assert rep.status == "verified", str(rep)
+    assert "is not the submitted one" not in str(rep)  # same module file
     assert len(rep.sample_seeds) == 2 and set(rep.sample_seeds) <= set(SEEDS)
     assert len(rep.fresh_seeds) == 3 and not set(rep.fresh_seeds) & set(SEEDS)
     rec = json.loads(out.read_text())["verification"]

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.stats import mannwhitneyu, norm
 
 from hbo_envs.leaderboard.submission import (
+    _code_provenance,
     content_sha256,
     load_submission,
     run_suite,
@@ -156,6 +157,18 @@ def verify(
         "verified", sample_seeds=samp, fresh_seeds=fresh_seeds, verification_seed=seed
     )
     agent = sub["agent"]
+    try:
+        here = _code_provenance(agent["import_path"]).get("source_sha256")
+    except ValueError as exc:
+        rep.status = "failed"
+        rep.messages.append(f"the agent cannot be imported here: {exc}")
+        return _finish(rep, sub, record_to)
+    if here != agent["code"].get("source_sha256"):
+        rep.messages.append(
+            f"note: the module of {agent['import_path']} here (sha256 {str(here)[:12]}…) is not "
+            f"the submitted one ({str(agent['code'].get('source_sha256'))[:12]}…); verifying "
+            "the code installed here."
+        )
     try:
         got = run_suite(
             suite,
