@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     from data_scripts.cli import add_data_parser  # hbo-bench data fetch|import|list
 
     add_data_parser(sub)
+    from hbo_envs.leaderboard.cli import add_parser as add_leaderboard_parser
+
+    add_leaderboard_parser(sub)
     return ap
 
 
@@ -381,7 +384,14 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
     "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
+    "leaderboard": lambda args: _leaderboard_cli().run(args),
 }
+
+
+def _leaderboard_cli() -> Any:
+    from hbo_envs.leaderboard import cli
+
+    return cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:

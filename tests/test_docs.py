@@ -28,6 +28,8 @@ MODULES = [
     "hbo_envs.channels.empirical",
     "data_scripts.cli",
     "agents.protocol",
+    "hbo_envs.leaderboard.aggregate",
+    "hbo_envs.leaderboard.verify",
 ]
 
 

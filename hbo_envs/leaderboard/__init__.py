@@ -1,0 +1,35 @@
+"""Leaderboards: suites, submissions, validation, verification by re-running, rendering.
+
+- :mod:`~hbo_envs.leaderboard.suite` — ``leaderboards/<suite>/suite.toml`` and env spec hashes,
+- :mod:`~hbo_envs.leaderboard.submission` — the JSON format, :func:`submit`, :func:`validate`,
+- :mod:`~hbo_envs.leaderboard.verify` — :func:`verify` (re-runs submitted code),
+- :mod:`~hbo_envs.leaderboard.aggregate` — IQM + CI per env, normalized score, mean rank,
+- :mod:`~hbo_envs.leaderboard.render` — README tables, SVG plots and static HTML pages,
+- :mod:`~hbo_envs.leaderboard.cli` — ``hbo-bench leaderboard ...``.
+"""
+
+from hbo_envs.leaderboard.submission import (
+    SUBMISSION_SCHEMA,
+    ValidationReport,
+    load_submission,
+    submit,
+    validate,
+    write_submission,
+)
+from hbo_envs.leaderboard.suite import Suite, SuiteError, list_suites, load_suite
+from hbo_envs.leaderboard.verify import VerificationReport, verify
+
+__all__ = [
+    "SUBMISSION_SCHEMA",
+    "Suite",
+    "SuiteError",
+    "ValidationReport",
+    "VerificationReport",
+    "list_suites",
+    "load_submission",
+    "load_suite",
+    "submit",
+    "validate",
+    "verify",
+    "write_submission",
+]

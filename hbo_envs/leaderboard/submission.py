@@ -1,0 +1,627 @@
+"""Leaderboard submissions: the versioned JSON format, ``submit`` and ``validate``.
+
+One JSON file per submission (schema :data:`SUBMISSION_SCHEMA`, ``schema_version`` 1):
+
+- ``suite``: ``id`` and the ``sha256`` of the suite's definition (envs, horizons, seeds,
+  metric, checkpoints, aggregation; see :class:`~hbo_envs.leaderboard.suite.Suite`);
+- ``agent``: ``display_name``, ``import_path`` (``module:Class``, built as
+  ``Class(**params)``), ``params`` (JSON), ``registered_name`` (reference agents), and
+  ``code``: the git ``revision``/``dirty`` flag of the checkout holding the class and the
+  ``source_sha256`` of its module file;
+- ``provenance``: creation time, package versions, platform, the hbo-bench revision;
+- ``envs``: per env id its ``version``, ``kwargs``, ``horizon`` and ``spec_hash``
+  (:func:`~hbo_envs.leaderboard.suite.env_spec_hash` of the env it ran on);
+- ``results``: one entry per (env, seed): ``final_regret`` ``R_T``, ``final_avg_regret``
+  ``R_T / T`` and ``checkpoints`` ``{"t": [...], "regret": [...]}`` of the curve ``R_t``
+  at :meth:`Suite.checkpoint_rounds`;
+- ``aggregates.per_env``: :func:`~hbo_envs.leaderboard.aggregate.per_env_aggregate` of each
+  env — which :func:`validate` recomputes rather than trusts;
+- ``verification`` (optional): written by ``verify --record``; it carries the
+  ``submission_sha256`` of everything else, so an edit after verification shows as stale.
+
+:func:`validate` checks a file without importing or running anything it names.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import inspect
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hbo_envs.leaderboard.aggregate import per_env_aggregate
+from hbo_envs.leaderboard.suite import Suite, SuiteError, env_spec_hash, load_suite
+from hbo_envs.validation import param_error
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SUBMISSION_SCHEMA",
+    "ValidationReport",
+    "content_sha256",
+    "load_submission",
+    "resolve_agent",
+    "run_suite",
+    "submit",
+    "validate",
+    "write_submission",
+]
+
+SCHEMA_VERSION = 1
+KIND = "hbo-bench-leaderboard-submission"
+_HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_NUM = {"type": "number"}
+_AGG = {
+    "type": "object",
+    "required": ["n", "iqm", "ci_low", "ci_high", "mean", "median", "avg_iqm"],
+    "additionalProperties": False,
+    "properties": {
+        "n": {"type": "integer", "minimum": 1},
+        **{k: _NUM for k in ("iqm", "ci_low", "ci_high", "mean", "median", "avg_iqm")},
+    },
+}
+
+#: JSON Schema (draft 2020-12) of a submission file.
+SUBMISSION_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "hbo-bench leaderboard submission",
+    "type": "object",
+    "required": [
+        "kind",
+        "schema_version",
+        "suite",
+        "agent",
+        "provenance",
+        "envs",
+        "results",
+        "aggregates",
+    ],
+    "additionalProperties": False,
+    "properties": {
+        "kind": {"const": KIND},
+        "schema_version": {"const": SCHEMA_VERSION},
+        "suite": {
+            "type": "object",
+            "required": ["id", "sha256"],
+            "additionalProperties": False,
+            "properties": {"id": {"type": "string", "minLength": 1}, "sha256": _HEX64},
+        },
+        "agent": {
+            "type": "object",
+            "required": ["display_name", "import_path", "params", "code"],
+            "additionalProperties": False,
+            "properties": {
+                "display_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 80,
+                    "pattern": "^[^\\x00-\\x1f|`<>]+$",
+                },
+                "import_path": {
+                    "type": "string",
+                    "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
+                },
+                "params": {"type": "object"},
+                "registered_name": {"type": ["string", "null"]},
+                "code": {
+                    "type": "object",
+                    "required": ["revision", "dirty", "source_sha256"],
+                    "properties": {
+                        "revision": {"type": ["string", "null"]},
+                        "dirty": {"type": ["boolean", "null"]},
+                        "source_sha256": {"anyOf": [_HEX64, {"type": "null"}]},
+                        "source_file": {"type": ["string", "null"]},
+                    },
+                },
+            },
+        },
+        "provenance": {
+            "type": "object",
+            "required": ["created", "packages"],
+            "properties": {
+                "created": {"type": "string"},
+                "packages": {
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "null"]},
+                },
+                "platform": {"type": "string"},
+                "hbo_bench_git": {"type": ["object", "null"]},
+                "backend": {"type": "string"},
+            },
+        },
+        "envs": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "object",
+                "required": ["version", "kwargs", "horizon", "spec_hash"],
+                "additionalProperties": False,
+                "properties": {
+                    "version": {"type": "string", "pattern": "^v[0-9]+$"},
+                    "kwargs": {"type": "object"},
+                    "horizon": {"type": "integer", "minimum": 1},
+                    "spec_hash": _HEX64,
+                },
+            },
+        },
+        "results": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["env_id", "seed", "final_regret", "final_avg_regret", "checkpoints"],
+                "additionalProperties": False,
+                "properties": {
+                    "env_id": {"type": "string"},
+                    "seed": {"type": "integer", "minimum": 0},
+                    "final_regret": {"type": "number", "minimum": 0},
+                    "final_avg_regret": {"type": "number", "minimum": 0},
+                    "checkpoints": {
+                        "type": "object",
+                        "required": ["t", "regret"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "t": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"type": "integer", "minimum": 1},
+                            },
+                            "regret": {"type": "array", "minItems": 1, "items": _NUM},
+                        },
+                    },
+                },
+            },
+        },
+        "aggregates": {
+            "type": "object",
+            "required": ["per_env"],
+            "additionalProperties": False,
+            "properties": {"per_env": {"type": "object", "additionalProperties": _AGG}},
+        },
+        "verification": {"type": ["object", "null"]},
+    },
+}
+
+
+# -- files ------------------------------------------------------------------------------------
+def load_submission(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a submission file (raises ``ValueError`` naming the file when it is not JSON)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"No submission file {str(p)!r}.") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: a submission must be a JSON object; got {type(data).__name__}.")
+    return data
+
+
+def write_submission(path: str | os.PathLike[str], sub: Mapping[str, Any]) -> Path:
+    """Write ``sub`` as indented JSON (atomically); returns the path."""
+    from hbo_envs.harness.store import _atomic_write
+
+    p = Path(path)
+    text = json.dumps(sub, indent=1, allow_nan=False) + "\n"
+    _atomic_write(p, lambda q: q.write_text(text))
+    p.chmod(0o644)
+    return p
+
+
+def content_sha256(sub: Mapping[str, Any]) -> str:
+    """SHA-256 of the submission without its ``verification`` block (canonical JSON)."""
+    body = {k: v for k, v in sub.items() if k != "verification"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+# -- submit -----------------------------------------------------------------------------------
+def resolve_agent(agent: str) -> tuple[str, str | None]:
+    """``(import_path, registered_name)`` of a registered name or a ``module:Class``."""
+    import agents.registry as reg
+
+    if ":" in agent:
+        return agent, None
+    if agent in reg.available():
+        cls = reg.resolve(agent)
+        return f"{cls.__module__}:{cls.__qualname__}", agent
+    raise ValueError(
+        f"The 'agent' parameter must be 'module:Class' or a registered name "
+        f"({', '.join(reg.available())}). Got {agent!r} instead."
+    )
+
+
+def _code_provenance(import_path: str) -> dict[str, Any]:
+    from hbo_envs.harness.specs import _import
+
+    obj = _import(import_path)
+    try:
+        src = inspect.getsourcefile(obj)
+    except TypeError:
+        src = None
+    out: dict[str, Any] = {
+        "revision": None,
+        "dirty": None,
+        "source_sha256": None,
+        "source_file": None,
+    }
+    if not src:
+        return out
+    f = Path(src)
+    out["source_sha256"] = hashlib.sha256(f.read_bytes()).hexdigest()
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "HEAD"],
+            cwd=f.parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        if top.returncode == 0:
+            root, rev = top.stdout.split()
+            st = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no", "--", str(f)],
+                cwd=f.parent,
+                capture_output=True,
+                text=True,
+                timeout=5,
+            )
+            out["revision"] = rev
+            out["dirty"] = bool(st.stdout.strip())
+            out["source_file"] = f.resolve().relative_to(Path(root).resolve()).as_posix()
+        else:
+            out["source_file"] = f.name
+    except (OSError, subprocess.SubprocessError, ValueError):
+        out["source_file"] = f.name
+    return out
+
+
+def run_suite(
+    suite: Suite,
+    import_path: str,
+    params: Mapping[str, Any],
+    seeds: list[int] | tuple[int, ...],
+    *,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    work_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> list[dict[str, Any]]:
+    """Run the agent on every env of ``suite`` at ``seeds`` through the harness.
+
+    Returns one result entry per (env, seed) (the ``results`` items of a submission).
+    Raises ``RuntimeError`` with the first traceback when a cell fails.
+    """
+    from hbo_envs.harness import AgentSpec, build_cells, run_sweep
+
+    reason = suite.unavailable_reason()
+    if reason:
+        raise SuiteError(f"Suite {suite.id!r} is unavailable here: {reason}.")
+    spec = AgentSpec(import_path, dict(params))
+    cells = []
+    for e in suite.envs:
+        # resolution = T records every round, so any checkpoint is exact and present
+        cells += build_cells(
+            [e.id],
+            [spec],
+            list(seeds),
+            horizon=e.horizon,
+            env_kwargs=dict(e.kwargs),
+            resolution=e.horizon,
+            coverage_points=0,
+        )
+    res = run_sweep(
+        cells, out=work_dir, backend=backend, workers=workers, progress=progress, address=address
+    )
+    if res.failures:
+        f = res.failures[0]
+        raise RuntimeError(
+            f"{len(res.failures)} of {len(cells)} runs of {import_path} failed; first: "
+            f"{f['run_name']}\n{f['traceback']}"
+        )
+    rec = res.records
+    out = []
+    for e in suite.envs:
+        ts = suite.checkpoint_rounds(e.horizon)
+        for s in seeds:
+            g = rec[(rec["env_id"] == e.id) & (rec["seed"] == s)].set_index("t")["regret"]
+            vals = [float(g.loc[t]) for t in ts]
+            out.append(
+                {
+                    "env_id": e.id,
+                    "seed": int(s),
+                    "final_regret": vals[-1],
+                    "final_avg_regret": vals[-1] / e.horizon,
+                    "checkpoints": {"t": ts, "regret": vals},
+                }
+            )
+    return out
+
+
+def aggregates(suite: Suite, results: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``aggregates`` block computed from ``results`` (what validation recomputes)."""
+    per_env = {}
+    for e in suite.envs:
+        x = [r["final_regret"] for r in results if r["env_id"] == e.id]
+        if x:
+            per_env[e.id] = per_env_aggregate(
+                x,
+                horizon=e.horizon,
+                confidence=suite.confidence,
+                reps=suite.bootstrap_reps,
+                seed=suite.bootstrap_seed,
+            )
+    return {"per_env": per_env}
+
+
+def submit(
+    suite: Suite | str,
+    agent: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    display_name: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    work_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Run ``agent`` (registered name or ``module:Class``) on ``suite``; return the submission."""
+    from hbo_envs.harness.store import git_revision, package_versions
+
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite, root)
+    params = dict(params or {})
+    import_path, registered = resolve_agent(agent)
+    code = _code_provenance(import_path)
+    if display_name is None:
+        from hbo_envs.harness.specs import AgentSpec
+
+        display_name = AgentSpec(registered or import_path, params).label
+    name_rule = SUBMISSION_SCHEMA["properties"]["agent"]["properties"]["display_name"]
+    if not (isinstance(display_name, str) and 0 < len(display_name) <= name_rule["maxLength"]) or (
+        not re.search(name_rule["pattern"], display_name)
+    ):
+        raise param_error(
+            "submit",
+            "display_name",
+            "1 to 80 characters without control characters, '|', '`', '<' or '>'",
+            display_name,
+        )
+    results = run_suite(
+        suite,
+        import_path,
+        params,
+        suite.seeds,
+        backend=backend,
+        workers=workers,
+        address=address,
+        work_dir=work_dir,
+        progress=progress,
+    )
+    return {
+        "kind": KIND,
+        "schema_version": SCHEMA_VERSION,
+        "suite": {"id": suite.id, "sha256": suite.sha256},
+        "agent": {
+            "display_name": display_name,
+            "import_path": import_path,
+            "params": json.loads(json.dumps(params)),
+            "registered_name": registered,
+            "code": code,
+        },
+        "provenance": {
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "packages": package_versions(),
+            "platform": platform.platform(),
+            "hbo_bench_git": git_revision(),
+            "backend": backend,
+        },
+        "envs": {
+            e.id: {
+                "version": e.version,
+                "kwargs": dict(e.kwargs),
+                "horizon": e.horizon,
+                "spec_hash": env_spec_hash(e.id, e.kwargs, e.horizon),
+            }
+            for e in suite.envs
+        },
+        "results": results,
+        "aggregates": aggregates(suite, results),
+        "verification": None,
+    }
+
+
+# -- validate ---------------------------------------------------------------------------------
+@dataclass
+class ValidationReport:
+    """Outcome of :func:`validate`: ``ok`` when there are no errors."""
+
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    suite: Suite | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __str__(self) -> str:
+        lines = [f"error: {e}" for e in self.errors] + [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines) if lines else "ok"
+
+
+def _close(a: float, b: float, rtol: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
+
+
+def validate(
+    sub: Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    suite: Suite | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> ValidationReport:
+    """Check a submission without importing or running its agent.
+
+    Schema; suite id and definition hash; env ids (so versions), kwargs and horizons equal
+    the suite's and spec hashes equal those of the installed envs; exactly the suite's
+    seeds for every env (none missing, none repeated); each result self-consistent
+    (``R_T / T``, checkpoints at the suite's rounds, non-decreasing, ending at ``R_T``);
+    aggregates equal to those recomputed from the per-seed values.
+    """
+    import jsonschema
+
+    rep = ValidationReport()
+    if not isinstance(sub, Mapping):
+        try:
+            sub = load_submission(sub)
+        except ValueError as exc:
+            rep.errors.append(str(exc))
+            return rep
+    validator = jsonschema.Draft202012Validator(SUBMISSION_SCHEMA)
+    schema_errors = sorted(validator.iter_errors(sub), key=lambda e: list(e.absolute_path))
+    for err in schema_errors[:10]:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        rep.errors.append(f"schema: at {where}: {err.message}")
+    if schema_errors:
+        return rep
+
+    sid = sub["suite"]["id"]
+    if suite is None:
+        try:
+            suite = load_suite(sid, root)
+        except SuiteError as exc:
+            rep.errors.append(f"suite: {exc}")
+            return rep
+    rep.suite = suite
+    if sid != suite.id:
+        rep.errors.append(f"suite: the submission is for {sid!r}, not {suite.id!r}.")
+        return rep
+    if sub["suite"]["sha256"] != suite.sha256:
+        rep.errors.append(
+            f"suite: the definition of {suite.id!r} changed since this submission was made "
+            f"(submission sha256 {sub['suite']['sha256'][:12]}…, suite {suite.sha256[:12]}…); "
+            "submit again."
+        )
+
+    _check_envs(sub, suite, rep)
+    _check_results(sub, suite, rep)
+    if rep.ok:
+        _check_aggregates(sub, suite, rep)
+    ver = sub.get("verification")
+    if ver and ver.get("submission_sha256") != content_sha256(sub):
+        rep.warnings.append(
+            "verification: the submission changed after it was verified; the recorded "
+            "verification no longer applies (run verify again)."
+        )
+    return rep
+
+
+def _check_envs(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
+    envs = sub["envs"]
+    for eid in envs:
+        if eid not in suite.env_ids:
+            base = eid.rsplit("-v", 1)[0]
+            same = [x for x in suite.env_ids if x.rsplit("-v", 1)[0] == base]
+            hint = f" (the suite has {same[0]!r}: wrong env version)" if same else ""
+            rep.errors.append(f"envs: {eid!r} is not an env of suite {suite.id!r}{hint}.")
+    for e in suite.envs:
+        if e.id not in envs:
+            rep.errors.append(f"envs: the submission has no results block for {e.id!r}.")
+            continue
+        d = envs[e.id]
+        if d["version"] != e.version:
+            rep.errors.append(
+                f"envs: {e.id!r} is version {e.version!r}; the submission says {d['version']!r}."
+            )
+        if d["kwargs"] != dict(e.kwargs):
+            rep.errors.append(
+                f"envs: {e.id!r} kwargs {d['kwargs']!r} differ from the suite's {dict(e.kwargs)!r}."
+            )
+        if d["horizon"] != e.horizon:
+            rep.errors.append(
+                f"envs: {e.id!r} horizon {d['horizon']} differs from the suite's {e.horizon}."
+            )
+        why = suite.availability().get(e.id)
+        if why:
+            rep.errors.append(f"envs: {e.id!r} cannot be checked here: {why}.")
+            continue
+        h = env_spec_hash(e.id, e.kwargs, e.horizon)
+        if d["spec_hash"] != h:
+            rep.errors.append(
+                f"envs: the spec hash of {e.id!r} ({d['spec_hash'][:12]}…) does not match the "
+                f"installed env ({h[:12]}…): the env changed, or the submission ran on another "
+                "version of it."
+            )
+
+
+def _check_results(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
+    seen: dict[tuple[str, int], int] = {}
+    for r in sub["results"]:
+        key = (r["env_id"], r["seed"])
+        seen[key] = seen.get(key, 0) + 1
+    for (eid, s), k in sorted(seen.items()):
+        if eid not in suite.env_ids:
+            rep.errors.append(f"results: env {eid!r} (seed {s}) is not in the suite.")
+        elif s not in suite.seeds:
+            rep.errors.append(f"results: seed {s} on {eid!r} is not a public seed of the suite.")
+        if k > 1:
+            rep.errors.append(f"results: seed {s} on {eid!r} appears {k} times (duplicate).")
+    for e in suite.envs:
+        missing = [s for s in suite.seeds if (e.id, s) not in seen]
+        if missing:
+            rep.errors.append(f"results: {e.id!r} is missing seed(s) {missing}.")
+    for r in sub["results"]:
+        if r["env_id"] not in suite.env_ids:
+            continue
+        e = suite.env(r["env_id"])
+        where = f"results: {e.id!r} seed {r['seed']}"
+        cp = r["checkpoints"]
+        t, v = cp["t"], np.asarray(cp["regret"], dtype=float)
+        if t != suite.checkpoint_rounds(e.horizon) or len(t) != v.size:
+            rep.errors.append(f"{where}: checkpoints are not at the suite's rounds.")
+            continue
+        if not np.isfinite(v).all() or (v < 0).any() or (np.diff(v) < 0).any():
+            rep.errors.append(
+                f"{where}: the cumulative regret checkpoints must be finite, >= 0 and "
+                "non-decreasing (regret per round is f* - f(x_t) >= 0)."
+            )
+        if not _close(float(v[-1]), r["final_regret"]):
+            rep.errors.append(
+                f"{where}: final_regret {r['final_regret']!r} differs from the curve's value "
+                f"at T = {e.horizon} ({float(v[-1])!r})."
+            )
+        if not _close(r["final_avg_regret"], r["final_regret"] / e.horizon):
+            rep.errors.append(
+                f"{where}: final_avg_regret {r['final_avg_regret']!r} is not "
+                f"final_regret / T = {r['final_regret'] / e.horizon!r}."
+            )
+
+
+def _check_aggregates(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
+    given = sub["aggregates"]["per_env"]
+    want = aggregates(suite, sub["results"])["per_env"]
+    for eid in sorted(set(given) | set(want)):
+        if eid not in want:
+            rep.errors.append(f"aggregates: per_env has {eid!r}, which has no results.")
+            continue
+        if eid not in given:
+            rep.errors.append(f"aggregates: per_env lacks {eid!r}.")
+            continue
+        for k, v in want[eid].items():
+            if not _close(float(given[eid][k]), float(v)):
+                rep.errors.append(
+                    f"aggregates: per_env[{eid!r}].{k} = {given[eid][k]!r}, but the per-seed "
+                    f"results give {v!r}."
+                )
