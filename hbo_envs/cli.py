@@ -279,11 +279,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
     )
+    if args.quick and exp.quick_note:
+        print(f"  quick configuration: {exp.quick_note}")
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
+    excluded = [str(x) for x in exp.exclusions(specs)]
+    for x in excluded:
+        print(f"  not run: {x}")
     cells = []
     for env in exp.envs:
-        cells += build_cells([env], specs, seeds, horizon=horizon(env), snapshot=exp.snapshot)
+        cells += build_cells(
+            [env], exp.specs_for(env, specs), seeds, horizon=horizon(env), snapshot=exp.snapshot
+        )
     meta = {
         "experiment": {
             "name": exp.name,
@@ -295,6 +302,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "horizon_override": args.horizon,
             "expect": exp.expect,
             "skipped_agents": skipped,
+            "excluded": excluded,
         }
     }
     res = run_sweep(

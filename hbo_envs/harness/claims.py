@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hbo_envs.harness.known_failures import known_failure
 from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
 
 __all__ = [
@@ -223,11 +224,11 @@ class Less(Claim):
                 out.append(miss)
                 continue
             ea, eb = ctx.estimate(env, self.a, self.metric), ctx.estimate(env, self.b, self.metric)
-            out.append(
-                self._verdict(
-                    env, _compare(ea, eb), f"{m}: {self.a} {ea} vs {self.b} {eb} (n = {ea.n})"
-                )
-            )
+            evidence = f"{m}: {self.a} {ea} vs {self.b} {eb} (n = {ea.n})"
+            known = known_failure(self.a, env) if self.b == "random" else None
+            if known is not None:  # the verdict line says the pair is a listed failure
+                evidence += f"; {known}"
+            out.append(self._verdict(env, _compare(ea, eb), evidence))
         return out
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from hbo_envs.harness.experiments import chowdhury_gopalan, park_lee  # noqa: F401  (register)
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
+    Exclusion,
     Experiment,
     LogT,
     PowerT,
@@ -30,4 +31,12 @@ from hbo_envs.harness.experiments._core import (
     register,
 )
 
-__all__ = ["EXPERIMENTS", "Experiment", "LogT", "PowerT", "available_agent_names", "register"]
+__all__ = [
+    "EXPERIMENTS",
+    "Exclusion",
+    "Experiment",
+    "LogT",
+    "PowerT",
+    "available_agent_names",
+    "register",
+]
