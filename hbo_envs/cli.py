@@ -324,13 +324,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         metrics = (
             ("avg_regret", "regret") if exp.metric == "avg_regret" else ("regret", "avg_regret")
         )
-        paths = plot_regret(
-            res.records,
-            [out / f"regret.{f}" for f in args.format],
-            title=title,
-            metrics=metrics,
-            envs=list(exp.envs),
-        )
+        paths = []
+        for band, stem in (("ci", "regret"), ("std", "regret_std")):  # ours, the papers'
+            paths += plot_regret(
+                res.records,
+                [out / f"{stem}.{f}" for f in args.format],
+                title=title,
+                metrics=metrics,
+                envs=list(exp.envs),
+                band=band,
+            )
         if exp.kind == "confidence" and res.snapshots is not None:
             paths += plot_confidence(
                 res.snapshots, [out / f"confidence.{f}" for f in args.format], title=title

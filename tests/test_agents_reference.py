@@ -122,9 +122,10 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
             ) * (1 + 2 * math.sqrt(gamma + math.log(1 / delta)))
         elif schedule == "experiment":  # Park-Lee Alg. 1 line 4, CG-code conversion
             eps = alpha
-            beta_t = problem.sup_f * math.sqrt(lam) + v ** (1 / (1 + eps)) * t ** (
-                (1 - eps) / (2 * (1 + eps))
-            ) * root_ln_t
+            beta_t = (
+                problem.sup_f * math.sqrt(lam)
+                + v ** (1 / (1 + eps)) * t ** ((1 - eps) / (2 * (1 + eps))) * root_ln_t
+            )
         else:  # Park-Lee Alg. 1 line 4
             eps = alpha
             beta_t = problem.B + lam**-0.5 * t ** ((1 - eps) / (2 * (1 + eps))) * (

@@ -126,9 +126,7 @@ class MoMGPUCB(GPUCBAgent):
         if self.schedule_ == "experiment":
             # alpha_n = sup_f sqrt(lam) + nu^{1/(1+eps)} n^{(1-eps)/(2(1+eps))} sqrt(ln n).
             scale = self.nu_ ** (1.0 / (1.0 + eps))
-            return experiment_width(
-                self.B_, self.lam_, scale, (1.0 - eps) / (2.0 * (1.0 + eps)), n
-            )
+            return experiment_width(self.B_, self.lam_, scale, (1.0 - eps) / (2.0 * (1.0 + eps)), n)
         # Alg. 2, line 4: alpha_n = n^{(1-eps)/(2(1+eps))} (4 nu)^{1/(1+eps)}
         #   (2 B lambda^{-1/2} sqrt(gamma_n + ln(1/delta)) + 1/4) + B.
         root = math.sqrt(self.engine_.info_gain + math.log(1.0 / self.delta_))

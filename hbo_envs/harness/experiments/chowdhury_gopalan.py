@@ -51,7 +51,9 @@ def _claims(paper: tuple) -> tuple:
             )
         )
     out += [
-        sublinear(a, text=f"{a}: R_t sublinear (R_T/T decreasing)", source="Fig. 1")
+        sublinear(
+            a, threshold=1.0, text=f"{a}: R_T/T decreasing (R_t exponent < 1)", source="Fig. 1"
+        )
         for a in labels
     ]
     out += [
