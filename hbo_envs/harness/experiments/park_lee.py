@@ -139,9 +139,11 @@ register(
         paper=_PL_AGENTS,
         seeds=10,
         horizon=None,
-        quick_seeds=3,
+        quick_seeds=QUICK_SEEDS,
         quick_horizon=1000,
-        quick_horizon_by_env={"hbo/Griewank5D-SymPareto-eps02-v0": 60},
+        quick_horizon_by_env=QUICK_5D,
+        quick_note=QUICK_NOTE,
+        exclude=_EXCLUDE,
         metric="regret",
         kind="runtime",
         expect=(
