@@ -24,7 +24,7 @@ import pytest
 import agents
 import hbo_envs  # noqa: F401  (registers the envs)
 from hbo_envs.harness.experiments import EXPERIMENTS
-from hbo_envs.harness.known_failures import KNOWN_FAILURES
+from hbo_envs.harness.known_failures import KNOWN_FAILURES, known_failures_markdown
 from hbo_envs.harness.stats import stratified_bootstrap_ci
 
 SEEDS = 10
@@ -123,3 +123,13 @@ def test_every_reference_agent_beats_random(env_id):
         elif known is not None and hi < r_lo:
             failures.append("listed in KNOWN_FAILURES but beats random now: " + msg)
     assert not failures, "\n".join(failures)
+
+
+def test_readme_lists_the_known_failures():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert known_failures_markdown() in readme, (
+        "README known-failures table is stale: paste "
+        "hbo_envs.harness.known_failures.known_failures_markdown() into it"
+    )

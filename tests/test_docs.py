@@ -18,6 +18,11 @@ MODULES = [
     "hbo_envs.envs.chowdhury_gopalan",
     "hbo_envs.envs.park_lee",
     "agents.protocol",
+    "agents.schedules",
+    "agents.gp.gp_ucb",
+    "hbo_envs.harness.claims",
+    "hbo_envs.harness.known_failures",
+    "hbo_envs.harness.plotting",
 ]
 
 

@@ -54,12 +54,12 @@ _SRC = "§5, Fig. 1 discussion"
 QUICK_SEEDS = 5
 QUICK_5D = {e: 300 for e in _5D}
 QUICK_NOTE = (
-    "5 seeds; T = 1000 (the env default, as the full run) on 1D and 2D, T = 300 on 5D. At "
-    "T = 300 MoM-GP-UCB's experiment episode length is ell = ceil(ln(2T/delta')) = 9, "
-    "so it makes N = 33 decisions (at the former T = 60 with the printed ell it made "
-    "none: ell = 57 > T/2), and the UCB agents have left the prior (their first ~50 "
-    "plays go to the most isolated points of the 5000-point sample, where sigma stays "
-    "largest)."
+    "5 seeds; T = 1000 (the env default, as the full run) on 1D and 2D, T = 300 on 5D (a "
+    "UCB round costs ~20 ms on its 5000 arms). At T = 300 MoM-GP-UCB's experiment episode "
+    "length is ell = ceil(ln(2T/delta')) = 9, so it makes N = 33 decisions (at the former "
+    "T = 60 with the printed ell = 57 it made one). On 5D no agent beats random at any "
+    "measured T (300, 1000; hbo_envs.harness.known_failures: they explore the isolated "
+    "points of the sample), so the 5D quick run shows that failure, as the full one does."
 )
 _TRUNC = ("tgp-ucb", "ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
 
