@@ -279,7 +279,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
     )
-    if args.quick and exp.quick_note:
+    if args.quick and exp.quick_note and args.seeds is None and args.horizon is None:
         print(f"  quick configuration: {exp.quick_note}")
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")

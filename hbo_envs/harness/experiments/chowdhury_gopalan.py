@@ -86,7 +86,7 @@ for _panel, _env, _paper in (
                 "10 seeds x T = 5000 (a quarter of the paper's 2*10^4): TGP-UCB's truncation "
                 "level b_t = v^{1/(1+alpha)} t^{1/(2(1+alpha))} is past the bulk of the rewards "
                 "from t ~ 10 and every agent has tried the 100 arms many times by then; "
-                "MoM-GP-UCB gets N = 500 episodes of ell = 10. The verdicts below say which "
+                "MoM-GP-UCB gets N = 416 episodes of ell = 12. The verdicts below say which "
                 "claims the quick run can already decide."
             ),
             metric="avg_regret",
