@@ -143,3 +143,19 @@ def test_experiment_set_parameters_that_are_not_schedules():
     assert ca.h_scale_ == pytest.approx(8.0 ** (1 / 1.5)) and ca_th.h_scale_ == 1.0
     with pytest.raises(ValueError, match="'h_scale' parameter of CATGPUCB .* Got -1"):
         agents.make("ca-tgp-ucb", h_scale=-1).reset(p, seed=0)
+
+
+def test_table1_runtime_claims_judge_agent_seconds():
+    exp = EXPERIMENTS["pl2024-table1"]
+    env = "hbo/Griewank2D-SymPareto-eps02-v0"
+    secs = {"mom-gp-ucb": 1.0, "gp-ucb": 5.0, "tgp-ucb": 6.0, "ca-tgp-ucb": 4.0}
+    rec = pd.DataFrame(
+        [{"env_id": env, "agent": a, "seed": s, "t": 1000, "regret": 1.0,
+          "agent_time": x * (1 + 0.01 * s)}
+         for a, x in secs.items() for s in range(5)]
+    )  # fmt: skip
+    v = evaluate_claims(exp.claims, rec, [env])
+    fastest = [x for x in v if x.claim.startswith("MoM-GP-UCB fastest")]
+    assert [x.verdict for x in fastest] == ["reproduces"]
+    assert "seconds in the agent" in fastest[0].evidence
+    assert {x.verdict for x in v if "slowest" in x.claim} == {"not run"}  # ATA not run

@@ -77,7 +77,7 @@ REPRODUCES = "reproduces"
 DOES_NOT = "does not reproduce"
 INCONCLUSIVE = "inconclusive (CIs overlap)"
 NOT_RUN = "not run"
-_METRICS = {"regret": "R_T", "avg_regret": "R_T/T"}
+_METRICS = {"regret": "R_T", "avg_regret": "R_T/T", "agent_time": "seconds in the agent"}
 
 
 @dataclass(frozen=True)
@@ -150,10 +150,13 @@ class ClaimContext:
         return bool(len(f) and ((f["env_id"] == env) & (f["agent"] == agent)).any())
 
     def scores(self, env: str, agent: str, metric: str = "regret") -> np.ndarray:
-        """Per-seed final ``R_T`` (``metric="regret"``) or ``R_T / T`` (``"avg_regret"``)."""
+        """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``) or
+        seconds spent in the agent over the run (``"agent_time"``)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
         g = self.final[(self.final["env_id"] == env) & (self.final["agent"] == agent)]
+        if metric == "agent_time":
+            return g["agent_time"].to_numpy(dtype=float)
         R = g["regret"].to_numpy(dtype=float)
         return R / g["t"].to_numpy(dtype=float) if metric == "avg_regret" else R
 
