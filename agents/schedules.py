@@ -23,10 +23,30 @@ from typing import Any
 
 from hbo_envs.validation import param_error
 
-__all__ = ["Schedule", "SCHEDULE_SETS", "check_override"]
+__all__ = ["Schedule", "SCHEDULE_SETS", "check_override", "experiment_width"]
 
 #: The two schedule sets of every reference agent.
 SCHEDULE_SETS = ("experiment", "theory")
+
+
+def experiment_width(B: float, lam: float, scale: float, exponent: float, t: int) -> float:
+    """The ``"experiment"`` confidence width of every reference agent (one formula).
+
+    ``beta_t = B sqrt(lambda) + scale * t^exponent * sqrt(ln t)``: the order in ``t`` of the
+    theorem's width, with the ``sqrt(gamma_t + ln(1/delta))`` factor replaced by
+    ``sqrt(ln t)`` and unit constants, ``B = problem.sup_f`` and the noise moment entering
+    only as its ``1/(1+alpha)`` power (``scale``). This is how Chowdhury–Gopalan's public
+    code turns Thm. 1 into TGP-UCB's experiment schedule
+    (``scale * t^exponent = b_t = v^{1/(1+alpha)} t^{1/(2(1+alpha))}``); the Park–Lee
+    agents and GP-UCB get theirs by the same conversion (see each agent's docstring).
+
+    >>> experiment_width(1.0, 1.0, 2.0, 0.25, 1)  # sqrt(ln 1) = 0: only B sqrt(lambda)
+    1.0
+    >>> round(experiment_width(1.0, 4.0, 2.0, 0.5, 16), 6)  # 2 + 2 * 4 * sqrt(ln 16)
+    15.320874
+    """
+    return B * math.sqrt(lam) + scale * t**exponent * math.sqrt(math.log(t))
+
 
 _ALLOWED = "None, a finite non-negative real number, or a callable t -> float"
 

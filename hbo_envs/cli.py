@@ -289,11 +289,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
     )
+    if args.quick and exp.quick_note and args.seeds is None and args.horizon is None:
+        print(f"  quick configuration: {exp.quick_note}")
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
+    excluded = [str(x) for x in exp.exclusions(specs)]
+    for x in excluded:
+        print(f"  not run: {x}")
     cells = []
     for env in exp.envs:
-        cells += build_cells([env], specs, seeds, horizon=horizon(env), snapshot=exp.snapshot)
+        cells += build_cells(
+            [env], exp.specs_for(env, specs), seeds, horizon=horizon(env), snapshot=exp.snapshot
+        )
     meta = {
         "experiment": {
             "name": exp.name,
@@ -305,6 +312,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "horizon_override": args.horizon,
             "expect": exp.expect,
             "skipped_agents": skipped,
+            "excluded": excluded,
         }
     }
     res = run_sweep(
@@ -326,13 +334,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         metrics = (
             ("avg_regret", "regret") if exp.metric == "avg_regret" else ("regret", "avg_regret")
         )
-        paths = plot_regret(
-            res.records,
-            [out / f"regret.{f}" for f in args.format],
-            title=title,
-            metrics=metrics,
-            envs=list(exp.envs),
-        )
+        paths = []
+        for band, stem in (("ci", "regret"), ("std", "regret_std")):  # ours, the papers'
+            paths += plot_regret(
+                res.records,
+                [out / f"{stem}.{f}" for f in args.format],
+                title=title,
+                metrics=metrics,
+                envs=list(exp.envs),
+                band=band,
+            )
         if exp.kind == "confidence" and res.snapshots is not None:
             paths += plot_confidence(
                 res.snapshots, [out / f"confidence.{f}" for f in args.format], title=title

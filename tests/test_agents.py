@@ -109,7 +109,7 @@ def test_tgp_ucb_constant_truncation_override():
     ],
 )
 def test_ca_tgp_ucb_truncation_indicators_on_a_crafted_sequence(eps, ys, expected):
-    agent = agents.make("ca-tgp-ucb", epsilon=eps)
+    agent = agents.make("ca-tgp-ucb", epsilon=eps, schedule="theory")  # threshold as printed
     agent.reset(make_problem(K=[[1.0]]), seed=0)
     for y in ys:
         assert agent.act() == 0
@@ -151,11 +151,14 @@ def test_mom_median_of_means_on_a_tiny_case():
 
 
 def test_mom_episode_length_and_count_follow_design():
-    agent = agents.make("mom-gp-ucb")
+    agent = agents.make("mom-gp-ucb", schedule="theory")
     agent.reset(small_problem(horizon=20_000), seed=0)
     ell = math.ceil(8 * math.log(2 * 20_000 / 0.1))
     assert (agent.ell_, agent.N_) == (ell, 20_000 // ell) == (104, 192)
-    short = agents.make("mom-gp-ucb")
+    exp = agents.make("mom-gp-ucb")  # experiment set: unit constant, ceil(12.9)
+    exp.reset(small_problem(horizon=20_000), seed=0)
+    assert (exp.ell_, exp.N_) == (13, 1538)
+    short = agents.make("mom-gp-ucb", schedule="theory")
     short.reset(small_problem(horizon=30), seed=0)  # ell > T: N = 0, replay the first choice
     assert short.N_ == 0
     a = short.act()
@@ -167,12 +170,18 @@ def test_mom_episode_length_and_count_follow_design():
 
 def test_gp_ucb_default_beta_uses_realized_information_gain():
     p = small_problem(nu=9.0)  # R = nu^{1/2} = 3
-    agent = agents.make("gp-ucb", delta=0.5)
+    agent = agents.make("gp-ucb", delta=0.5, schedule="theory")
     agent.reset(p, seed=0)
     assert agent._beta_t() == pytest.approx(1.0 + 3.0 * math.sqrt(2 * (1 + math.log(2))))
     agent.update(agent.act(), 0.3)
     gamma = 0.5 * math.log(2.0)  # one play, k = 1, lambda = 1
     assert agent._beta_t() == pytest.approx(1.0 + 3.0 * math.sqrt(2 * (gamma + 1 + math.log(2))))
+    # experiment set: beta_t = sup_f sqrt(lambda) + R sqrt(ln t), lambda = 4
+    exp = agents.make("gp-ucb", lam=4.0)
+    exp.reset(small_problem(nu=9.0, sup_f=0.5), seed=0)
+    assert exp._beta_t() == pytest.approx(0.5 * 2.0)
+    exp.update(exp.act(), 0.3)
+    assert exp._beta_t() == pytest.approx(0.5 * 2.0 + 3.0 * math.sqrt(math.log(2)))
 
 
 def test_experiment_and_theory_schedules_use_sup_f_and_B():
@@ -252,7 +261,7 @@ def test_bad_schedule_values_runtime_inputs_and_seeds_are_refused():
 def test_missing_problem_constant_names_the_override():
     p = small_problem(B=math.inf)
     with pytest.raises(ValueError, match=r"finite problem\.B.*beta=\.\.\."):
-        agents.make("ca-tgp-ucb").reset(p, seed=0)
+        agents.make("ca-tgp-ucb", schedule="theory").reset(p, seed=0)
     agent = agents.make("ca-tgp-ucb", beta=2.0)  # an override needs no B
     agent.reset(p, seed=0)
     agent.update(agent.act(), 1.0)

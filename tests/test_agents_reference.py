@@ -89,7 +89,7 @@ def as_fn(x):
 
 # -------------------------------------------------------------------- naive agents
 def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, delta=0.1,
-              beta=None, b=None, R=None):  # fmt: skip
+              beta=None, b=None, R=None, h_scale=None):  # fmt: skip
     """GP-UCB / TGP-UCB / CA-TGP-UCB, one round at a time from scratch.
 
     Returns the actions and, per round t, the (estimate, width) the round was chosen from.
@@ -105,8 +105,12 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
     for t in range(1, T + 1):
         mean, var = naive_posterior(K, lam, arms, Yhat)
         gamma = naive_gamma(K, lam, arms)  # of the t-1 points played so far
+        root_ln_t = math.sqrt(math.log(t))
         if beta is not None:
             beta_t = as_fn(beta)(t)
+        elif kind == "gp-ucb" and schedule == "experiment":  # CG-code conversion
+            r = nu ** (1 / (1 + alpha)) if R is None else R
+            beta_t = problem.sup_f * math.sqrt(lam) + r * root_ln_t
         elif kind == "gp-ucb":  # CG 2017 IGP-UCB
             r = nu ** (1 / (1 + alpha)) if R is None else R
             beta_t = problem.B + r * math.sqrt(2 * (gamma + 1 + math.log(1 / delta)))
@@ -116,6 +120,12 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
             beta_t = problem.B + math.sqrt(2 / lam) * v ** (1 / (1 + alpha)) * (t - 1) ** (
                 1 / (2 * (1 + alpha))
             ) * (1 + 2 * math.sqrt(gamma + math.log(1 / delta)))
+        elif schedule == "experiment":  # Park-Lee Alg. 1 line 4, CG-code conversion
+            eps = alpha
+            beta_t = (
+                problem.sup_f * math.sqrt(lam)
+                + v ** (1 / (1 + eps)) * t ** ((1 - eps) / (2 * (1 + eps))) * root_ln_t
+            )
         else:  # Park-Lee Alg. 1 line 4
             eps = alpha
             beta_t = problem.B + lam**-0.5 * t ** ((1 - eps) / (2 * (1 + eps))) * (
@@ -133,7 +143,9 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
             idx = np.asarray(arms + [a])
             w = np.linalg.solve(K[np.ix_(idx, idx)] + lam * np.eye(len(idx)), K[idx, a])
             h = np.sum(np.abs(w) ** (1 + alpha)) ** (1 / (1 + alpha))
-            yhat = y if abs(w[-1] * y) <= h else 0.0
+            if h_scale is None:  # experiment: h scaled by v^{1/(1+eps)}; theory: as printed
+                h_scale = v ** (1 / (1 + alpha)) if schedule == "experiment" else 1.0
+            yhat = y if abs(w[-1] * y) <= h_scale * h else 0.0
         truncated.append(yhat != y)
         arms.append(a)
         Yhat.append(yhat)
@@ -141,12 +153,14 @@ def naive_ucb(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
     return actions, post, truncated
 
 
-def naive_mom(problem, reward, seed, *, lam=1.0, delta=0.1, delta_prime=0.1, ell=None,
-              beta=None):  # fmt: skip
+def naive_mom(problem, reward, seed, *, schedule="experiment", lam=1.0, delta=0.1,
+              delta_prime=0.1, ell=None, beta=None):  # fmt: skip
     """Park-Lee Alg. 2 from scratch: per episode, ell posterior means by t x t solves."""
     K, T, rng = problem.kernel_matrix, problem.horizon, np.random.default_rng(seed)
     eps, nu, B = problem.alpha, problem.nu, problem.B
-    ell = ell or math.ceil(8 * math.log(2 * T / delta_prime))
+    theory = schedule == "theory"
+    # Alg. 2 line 2 (theory: the printed constant 8; experiment: unit constant).
+    ell = ell or math.ceil((8 if theory else 1) * math.log(2 * T / delta_prime))
     N = T // ell
     arms, Ys, actions, post = [], [], [], []  # Ys[n] = (y_{n,1}, ..., y_{n,ell})
     t, n, x = 1, 1, None
@@ -156,6 +170,10 @@ def naive_mom(problem, reward, seed, *, lam=1.0, delta=0.1, delta_prime=0.1, ell
         gamma = naive_gamma(K, lam, arms)
         if beta is not None:
             alpha_n = as_fn(beta)(n)
+        elif not theory:  # Alg. 2 line 4, CG-code conversion
+            alpha_n = problem.sup_f * math.sqrt(lam) + nu ** (1 / (1 + eps)) * n ** (
+                (1 - eps) / (2 * (1 + eps))
+            ) * math.sqrt(math.log(n))
         else:
             alpha_n = (
                 n ** ((1 - eps) / (2 * (1 + eps)))
@@ -210,14 +228,18 @@ def assert_same(fast, ref):
 
 CASES = [
     ("gp-ucb", {}),
+    ("gp-ucb", {"schedule": "theory"}),
     ("gp-ucb", {"schedule": "theory", "R": 2.0, "delta": 0.05}),
+    ("gp-ucb", {"R": 3.0, "lam": 0.5}),
     ("gp-ucb", {"beta": lambda t: math.log(t)}),  # CG 2019 §6, effect of truncation
     ("tgp-ucb", {}),
     ("tgp-ucb", {"schedule": "theory", "lam": 0.5}),
     ("tgp-ucb", {"b": lambda t: t**0.25, "beta": lambda t: math.log(t)}),  # Fig. 1f demo
     ("tgp-ucb", {"b": 1.5, "beta": 2.0}),
     ("ca-tgp-ucb", {}),
+    ("ca-tgp-ucb", {"schedule": "theory"}),
     ("ca-tgp-ucb", {"schedule": "theory", "lam": 2.0, "delta": 0.3}),
+    ("ca-tgp-ucb", {"lam": 0.5, "h_scale": 3.0}),
 ]
 
 
@@ -236,7 +258,14 @@ def test_ucb_agents_match_naive_reference(name, params, make_problem):
 @pytest.mark.parametrize("make_problem", [problem_2d_se, problem_1d_matern])
 @pytest.mark.parametrize(
     "params",
-    [{}, {"ell": 7}, {"ell": 6, "lam": 0.3, "delta": 0.5}, {"ell": 9, "beta": 1.0}],
+    [
+        {},
+        {"schedule": "theory"},
+        {"schedule": "theory", "ell": 7},
+        {"lam": 0.3, "delta_prime": 0.5},
+        {"ell": 6, "lam": 0.3, "delta": 0.5, "schedule": "theory"},
+        {"ell": 9, "beta": 1.0},
+    ],
 )
 def test_mom_gp_ucb_matches_naive_reference(params, make_problem):
     problem = make_problem()

@@ -30,6 +30,11 @@ MODULES = [
     "agents.protocol",
     "hbo_envs.leaderboard.aggregate",
     "hbo_envs.leaderboard.verify",
+    "agents.schedules",
+    "agents.gp.gp_ucb",
+    "hbo_envs.harness.claims",
+    "hbo_envs.harness.known_failures",
+    "hbo_envs.harness.plotting",
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from agents.gp.base import GPUCBAgent
+from agents.schedules import experiment_width
 from hbo_envs.validation import check_real
 
 __all__ = ["CATGPUCB"]
@@ -37,8 +38,27 @@ class CATGPUCB(GPUCBAgent):
     ``h(x_t)^{1+eps} = sum_i n_i |omega_i|^{1+eps}`` (``n_i`` plays of arm ``i``, this one
     included) and ``b_t = omega_{x_t}``.
 
-    ``schedule="experiment"`` equals ``"theory"`` (Park–Lee publish no experiment
-    schedules; DESIGN.md).
+    Two schedule sets (Park–Lee publish no experiment schedule):
+
+    - ``schedule="theory"``: line 4 as printed (above) and the threshold of line 7 as
+      printed, ``|b_t y_t| <= h(x_t)``;
+    - ``schedule="experiment"`` (default): the width converted the way Chowdhury–Gopalan's
+      public code converts TGP-UCB's (:func:`~agents.schedules.experiment_width`: the
+      order in ``t`` kept, ``sqrt(gamma_t + ln 1/delta) -> sqrt(ln t)``, unit constants,
+      ``B -> problem.sup_f sqrt(lambda)``, the moment as its ``1/(1+eps)`` power)::
+
+          alpha_t = sup_f sqrt(lambda) + v^{1/(1+eps)} t^{(1-eps)/(2(1+eps))} sqrt(ln t)
+
+      and the threshold scaled by the reward's moment scale,
+      ``|b_t y_t| <= h_scale * h(x_t)`` with ``h_scale = v^{1/(1+eps)}``. The printed
+      threshold has no scale: on a first visit ``h/|b_t| ~ 1`` whatever the reward's unit,
+      so it zeroes 71–92% of the first 100 rewards on the Park–Lee envs (whose noise scale
+      is ~18–55); TGP-UCB's level ``b_t`` carries the same factor ``v^{1/(1+alpha)}``.
+      Measured (../shared/notes/park-lee-fidelity.md): at a common width this scaling
+      alone takes R_T/T on the 1D env from 7.3–11.4 to 0.14–0.60. The theory width is
+      dominated by ``lambda^{-1/2} t^{...} nu_bar`` with ``nu_bar = v`` (a raw moment, not
+      its root): ~128 to 28,600 at ``t = 1000`` on functions of spread 2–58, so the
+      theory set explores almost uniformly.
 
     Parameters
     ----------
@@ -46,6 +66,9 @@ class CATGPUCB(GPUCBAgent):
         See :class:`~agents.gp.base.GPUCBAgent`; ``beta`` overrides ``alpha_t``.
     epsilon : float or None
         Moment order ``eps`` in ``(0, 1]`` (default ``problem.alpha``).
+    h_scale : float or None
+        Scale of the line-7 threshold (default: ``v^{1/(1+eps)}`` in the experiment set,
+        1 in the theory set, as printed).
 
     Attributes
     ----------
@@ -63,23 +86,39 @@ class CATGPUCB(GPUCBAgent):
         delta: float = 0.1,
         beta: Any = None,
         epsilon: float | None = None,
+        h_scale: float | None = None,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.epsilon = epsilon
+        self.h_scale = h_scale
 
     def _setup(self, problem: Any) -> None:
         eps = problem.alpha if self.epsilon is None else self.epsilon
         self.eps_ = check_real(self._owner, "epsilon", eps, 0.0, 1.0, "right")
+        experiment = self.schedule_ == "experiment"
         if self.beta is None:
-            self.B_ = self._constant(problem, "B")
+            self.B_ = self._constant(problem, "sup_f" if experiment else "B")
             self.nu_bar_ = self._constant(problem, "v")
+        if self.h_scale is not None:
+            h_scale = check_real(self._owner, "h_scale", self.h_scale, 0.0, None, "neither")
+        else:
+            h_scale = (
+                self._constant(problem, "v", override="h_scale") ** (1.0 / (1.0 + self.eps_))
+                if experiment
+                else 1.0
+            )
+        self.h_scale_ = float(h_scale)
         self.beta_ = self._make_beta()
         self.truncated_: list[bool] = []
 
     def _default_beta(self, t: int) -> float:
+        eps, lam = self.eps_, self.lam_
+        if self.schedule_ == "experiment":
+            # alpha_t = sup_f sqrt(lam) + v^{1/(1+eps)} t^{(1-eps)/(2(1+eps))} sqrt(ln t).
+            scale = self.nu_bar_ ** (1.0 / (1.0 + eps))
+            return experiment_width(self.B_, lam, scale, (1.0 - eps) / (2.0 * (1.0 + eps)), t)
         # Alg. 1, line 4: alpha_t = B + lambda^{-1/2} t^{(1-eps)/(2(1+eps))}
         #   (2 lambda^{-1/2} sqrt(2 (gamma_t + ln(1/delta))) + nu_bar).
-        eps, lam = self.eps_, self.lam_
         root = math.sqrt(2.0 * (self.engine_.info_gain + math.log(1.0 / self.delta_)))
         return self.B_ + lam**-0.5 * t ** ((1.0 - eps) / (2.0 * (1.0 + eps))) * (
             2.0 * lam**-0.5 * root + self.nu_bar_
@@ -98,8 +137,8 @@ class CATGPUCB(GPUCBAgent):
 
     def _observe(self, arm: int, reward: float) -> None:
         b_t, h = self.threshold(arm)
-        # Alg. 1, line 7: y^_t = y_t 1{|b_t y_t| <= h(x_t)}.
-        keep = abs(b_t * reward) <= h
+        # Alg. 1, line 7: y^_t = y_t 1{|b_t y_t| <= h(x_t)} (times h_scale, 1 in theory).
+        keep = abs(b_t * reward) <= self.h_scale_ * h
         self.truncated_.append(not keep)
         # Alg. 1, line 8.
         self.engine_.observe(arm, reward if keep else 0.0)

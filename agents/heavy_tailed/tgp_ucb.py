@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from agents.gp.base import GPUCBAgent
-from agents.schedules import Schedule
+from agents.schedules import Schedule, experiment_width
 
 __all__ = ["TGPUCB"]
 
@@ -82,7 +82,7 @@ class TGPUCB(GPUCBAgent):
     def _default_beta(self, t: int) -> float:
         if self.schedule_ == "experiment":
             # Authors' code: beta_t = B sqrt(lambda) + b_t sqrt(ln t).
-            return self.B_ * math.sqrt(self.lam_) + self.b_(t) * math.sqrt(math.log(t))
+            return experiment_width(self.B_, self.lam_, self.b_(t), 0.0, t)
         # Proof of Lemma 8 (DESIGN.md): beta_{t} = B + sqrt(2/lambda) v^{1/(1+alpha)}
         #   (t-1)^{1/(2(1+alpha))} (1 + 2 sqrt(gamma_{t-1} + ln(1/delta))).
         s = t - 1

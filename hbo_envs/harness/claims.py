@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hbo_envs.harness.known_failures import known_failure
 from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
 
 __all__ = [
@@ -82,7 +83,7 @@ REPRODUCES = "reproduces"
 DOES_NOT = "does not reproduce"
 INCONCLUSIVE = "inconclusive (CIs overlap)"
 NOT_RUN = "not run"
-_METRICS = {"regret": "R_T", "avg_regret": "R_T/T"}
+_METRICS = {"regret": "R_T", "avg_regret": "R_T/T", "agent_time": "seconds in the agent"}
 
 
 @dataclass(frozen=True)
@@ -155,10 +156,13 @@ class ClaimContext:
         return bool(len(f) and ((f["env_id"] == env) & (f["agent"] == agent)).any())
 
     def scores(self, env: str, agent: str, metric: str = "regret") -> np.ndarray:
-        """Per-seed final ``R_T`` (``metric="regret"``) or ``R_T / T`` (``"avg_regret"``)."""
+        """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``) or
+        seconds spent in the agent over the run (``"agent_time"``)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
         g = self.final[(self.final["env_id"] == env) & (self.final["agent"] == agent)]
+        if metric == "agent_time":
+            return g["agent_time"].to_numpy(dtype=float)
         R = g["regret"].to_numpy(dtype=float)
         return R / g["t"].to_numpy(dtype=float) if metric == "avg_regret" else R
 
@@ -229,11 +233,11 @@ class Less(Claim):
                 out.append(miss)
                 continue
             ea, eb = ctx.estimate(env, self.a, self.metric), ctx.estimate(env, self.b, self.metric)
-            out.append(
-                self._verdict(
-                    env, _compare(ea, eb), f"{m}: {self.a} {ea} vs {self.b} {eb} (n = {ea.n})"
-                )
-            )
+            evidence = f"{m}: {self.a} {ea} vs {self.b} {eb} (n = {ea.n})"
+            known = known_failure(self.a, env) if self.b == "random" else None
+            if known is not None:  # the verdict line says the pair is a listed failure
+                evidence += f"; {known}"
+            out.append(self._verdict(env, _compare(ea, eb), evidence))
         return out
 
 

@@ -1,9 +1,13 @@
 """Figures from record tables (plotting only; everything it shows is computed elsewhere).
 
-- :func:`plot_regret` — one column per env; top row the cumulative regret ``R_t``, bottom
-  row the time-average regret ``R_t / t``; per agent the mean over seeds with its 95%
-  bootstrap band (:func:`hbo_envs.harness.stats.bootstrap_mean_band`), and the env's
-  lower-bound rate (dashed) where the records carry one.
+- :func:`plot_regret` — one panel column per env, titled with the paper panel it
+  reproduces (``Park–Lee 2024, Fig. 1b``, from the env registry); top row the cumulative
+  regret ``R_t``, bottom row the time-average regret ``R_t / t``, rounds from ``t = 1``;
+  per agent the mean over seeds with a band that the legend names: ``band="ci"`` (default)
+  the 95% bootstrap CI of the mean (:func:`hbo_envs.harness.stats.bootstrap_mean_band`),
+  ``band="std"`` mean ± one standard deviation over seeds (what the papers' figures
+  plot). The uniform-random floor (agent ``random``) is drawn in black, dashed; the env's
+  lower-bound rate (dotted) where the records carry one.
 - :func:`plot_confidence` — Chowdhury–Gopalan Fig. 1(f): per agent, ``f`` and the final
   confidence set ``estimate +- width`` averaged over seeds.
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,9 +29,34 @@ from matplotlib.figure import Figure
 
 from hbo_envs.harness.stats import bootstrap_mean_band
 
-__all__ = ["plot_confidence", "plot_regret"]
+__all__ = ["panel_name", "plot_confidence", "plot_regret"]
 
 _LABELS = {"regret": "cumulative regret $R_t$", "avg_regret": "time-average regret $R_t/t$"}
+_BANDS = {
+    "ci": "band: 95% bootstrap CI of the mean over seeds",
+    "std": "band: mean ± 1 std over seeds (as the papers plot)",
+}
+RANDOM = "random"
+
+
+def panel_name(env_id: str) -> str:
+    """``"<paper panel>: <env>"`` from the env registry (just the env if it has none).
+
+    >>> panel_name("hbo/Griewank2D-SymPareto-eps02-v0")
+    'Park–Lee 2024, Fig. 1b: Griewank2D-SymPareto-eps02-v0'
+    """
+    from hbo_envs.registration import ENV_SPECS
+
+    short = env_id.removeprefix("hbo/")
+    paper = next((e.paper for e in ENV_SPECS if e.id == env_id), "")
+    return f"{paper}: {short}" if paper else short
+
+
+def _band(c: np.ndarray, band: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if band == "ci":
+        return bootstrap_mean_band(c)
+    mean, sd = c.mean(axis=0), c.std(axis=0, ddof=1) if c.shape[0] > 1 else np.zeros(c.shape[1])
+    return mean, mean - sd, mean + sd
 
 
 def _save(fig: Figure, paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -56,11 +86,17 @@ def plot_regret(
     agents: Sequence[str] | None = None,
     logy_avg: bool = False,
     max_cols: int = 3,
+    band: str = "ci",
 ) -> list[Path]:
-    """Mean ± 95% CI of ``R_t`` and ``R_t/t`` over ``t``; per env a column of panels
-    (one per metric), at most ``max_cols`` envs per row of the figure."""
+    """Mean and a band (``band="ci"``: 95% bootstrap CI of the mean; ``"std"``: ± 1 std) of
+    ``R_t`` and ``R_t/t`` over ``t``; per env a column of panels (one per metric), at most
+    ``max_cols`` envs per row of the figure."""
     if records.empty:
         raise ValueError("plot_regret: the record table is empty (no finished cells).")
+    if band not in _BANDS:
+        raise ValueError(
+            f"The 'band' parameter of plot_regret must be one of 'ci', 'std'. Got {band!r} instead."
+        )
     envs = list(envs or dict.fromkeys(records["env_id"]))
     agents = list(agents or dict.fromkeys(records["agent"]))
     colors = {a: f"C{i % 10}" for i, a in enumerate(agents)}
@@ -81,21 +117,25 @@ def plot_regret(
                 if g.empty:
                     continue
                 t, c = _curves(g, metric)
-                mean, lo, hi = bootstrap_mean_band(c)
-                ax.plot(t, mean, color=colors[a], lw=1.6, label=f"{a} (n={c.shape[0]})")
-                ax.fill_between(t, lo, hi, color=colors[a], alpha=0.2, lw=0)
+                mean, lo, hi = _band(c, band)
+                floor = a == RANDOM
+                color = "k" if floor else colors[a]
+                label = f"{a}{' (floor)' if floor else ''} (n={c.shape[0]})"
+                ax.plot(t, mean, color=color, lw=1.6, ls="--" if floor else "-", label=label)
+                ax.fill_between(t, lo, hi, color=color, alpha=0.12 if floor else 0.2, lw=0)
             lb = ge.dropna(subset=["lower_bound"])
             if not lb.empty:
                 lbt = lb.groupby("t")["lower_bound"].first()
                 y = lbt.to_numpy() if metric == "regret" else lbt.to_numpy() / lbt.index
-                ax.plot(lbt.index, y, "k--", lw=1.2, label="lower-bound rate")
+                ax.plot(lbt.index, y, "k:", lw=1.2, label="lower-bound rate")
             ax.set_xlabel("round t")
+            ax.set_xlim(left=1)  # rounds are 1-based
             ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))
             ax.xaxis.set_major_formatter(ticker.EngFormatter(sep=""))  # 20k, not 20000
             if j == 0:
                 ax.set_ylabel(_LABELS.get(metric, metric))
             if i == 0 or nm * env_rows > nm:
-                ax.set_title(env.removeprefix("hbo/"), fontsize=10)
+                ax.set_title(panel_name(env), fontsize=9)
             if metric == "avg_regret" and logy_avg:
                 ax.set_yscale("log")
             ax.grid(alpha=0.3)
@@ -106,10 +146,19 @@ def plot_regret(
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
+    handles.append(_band_patch())
+    labels.append(_BANDS[band])
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
     return _save(fig, paths)
+
+
+def _band_patch() -> Any:
+    """A grey legend patch for the band's meaning."""
+    from matplotlib.patches import Patch
+
+    return Patch(color="0.5", alpha=0.3, lw=0)
 
 
 def plot_confidence(

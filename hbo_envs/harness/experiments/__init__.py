@@ -29,6 +29,7 @@ from hbo_envs.harness.experiments import (  # noqa: F401  (register)
 )
 from hbo_envs.harness.experiments._core import (
     EXPERIMENTS,
+    Exclusion,
     Experiment,
     LogT,
     PowerT,
@@ -36,4 +37,12 @@ from hbo_envs.harness.experiments._core import (
     register,
 )
 
-__all__ = ["EXPERIMENTS", "Experiment", "LogT", "PowerT", "available_agent_names", "register"]
+__all__ = [
+    "EXPERIMENTS",
+    "Exclusion",
+    "Experiment",
+    "LogT",
+    "PowerT",
+    "available_agent_names",
+    "register",
+]

@@ -10,7 +10,15 @@ from typing import Any
 from hbo_envs.harness.claims import Claim
 from hbo_envs.harness.specs import AgentSpec
 
-__all__ = ["EXPERIMENTS", "Experiment", "LogT", "PowerT", "available_agent_names", "register"]
+__all__ = [
+    "EXPERIMENTS",
+    "Exclusion",
+    "Experiment",
+    "LogT",
+    "PowerT",
+    "available_agent_names",
+    "register",
+]
 
 
 # -- schedules that experiment definitions pass as agent parameters ---------------------------
@@ -55,8 +63,26 @@ class PowerT:
 
 
 @dataclass(frozen=True)
+class Exclusion:
+    """Agent ``agent`` (a label) is not run on ``env``, for ``reason`` (printed by
+    ``reproduce`` and stored in ``summary.json``, instead of a failing cell)."""
+
+    agent: str
+    env: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.agent} on {self.env}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class Experiment:
-    """One paper experiment (see the module docstring)."""
+    """One paper experiment (see the module docstring).
+
+    ``quick_note`` states the quick configuration's horizons and why they are enough for
+    every listed algorithm to do something (``reproduce --quick`` prints it);
+    ``exclude`` lists (agent, env) pairs not run, each with its reason.
+    """
 
     name: str
     title: str
@@ -76,6 +102,8 @@ class Experiment:
     quick_horizon_by_env: dict[str, int] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
     floor: bool = True  # run the uniform-random agent as the floor (label "random")
+    quick_note: str = ""
+    exclude: tuple[Exclusion, ...] = ()
 
     def agent_specs(
         self, *, paper_only: bool = False, available: set[str] | None = None
@@ -96,6 +124,16 @@ class Experiment:
             else:
                 specs.append(a)
         return specs, skipped
+
+    def specs_for(self, env_id: str, specs: list[AgentSpec]) -> list[AgentSpec]:
+        """``specs`` without the agents :attr:`exclude` lists for ``env_id``."""
+        out = {(x.agent, x.env) for x in self.exclude}
+        return [s for s in specs if (s.label, env_id) not in out]
+
+    def exclusions(self, specs: list[AgentSpec]) -> list[Exclusion]:
+        """The exclusions that concern an agent of ``specs`` (what ``reproduce`` prints)."""
+        labels = {s.label for s in specs}
+        return [x for x in self.exclude if x.agent in labels and x.env in self.envs]
 
     def horizon_for(self, env_id: str, quick: bool) -> int | None:
         if quick:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hbo_envs.harness.experiments._core import Experiment, _a, register
+from hbo_envs.harness.claims import below_random, less, linear, lowest
+from hbo_envs.harness.experiments._core import Exclusion, Experiment, _a, register
 
 _PL = (
     "Park & Lee, Contextually Adaptive Algorithms for GP Bandit Optimization under "
@@ -12,6 +13,7 @@ _PL = (
 _PL_AGENTS = (
     _a("gp-ucb"),
     _a("tgp-ucb"),
+    _a("ata-gp-ucb-qff"),
     _a("ata-gp-ucb-nystrom"),
     _a("ca-tgp-ucb"),
     _a("mom-gp-ucb"),
@@ -19,13 +21,87 @@ _PL_AGENTS = (
 _PL_PROTOCOL = (
     "§5 synthetic data: symmetrized Pareto noise (alpha_z = 1 + eps + 0.01), eps in "
     "{0.2, 0.8}; 1D RKHS (1000 points), 2D Griewank (20 x 20 grid), 5D Griewank (5000 "
-    "points); 10 seeds (Table 1); T is not stated in the paper (env default T = 1000). "
+    "points); 10 seeds (Table 1); T is not stated in the paper (env default T = 1000); "
+    "Pareto scale lambda_z not stated (env default: 1 on 1D, 0.01 on Griewank, see "
+    "hbo_envs.envs.park_lee). Schedules: the agents' default 'experiment' set (no "
+    "published one; Chowdhury–Gopalan's conversion, see agents.schedules). "
     "The figure plots cumulative regret."
 )
 _PL_ENVS = tuple(
     f"hbo/{obj}-SymPareto-eps{e}-v0"
     for e in ("02", "08")
     for obj in ("RKHS1D", "Griewank2D", "Griewank5D")
+)
+_5D = tuple(e for e in _PL_ENVS if "5D" in e)
+_LOW_D = tuple(e for e in _PL_ENVS if "5D" not in e)
+
+# QFF's m_bar^d features: 32 in 1D, 1024 in 2D, 32^5 = 3.4e7 in 5D (a 3.4e7 x 3.4e7 Gram
+# matrix is infeasible; the paper does not say which approximation its ATA-GP-UCB used).
+_EXCLUDE = tuple(
+    Exclusion(
+        "ata-gp-ucb-qff",
+        e,
+        "QFF needs m_bar^d = 32^5 = 3.4e7 features in 5D (infeasible); ATA-GP-UCB runs "
+        "with the Nyström approximation there",
+    )
+    for e in _5D
+)
+
+_SRC = "§5, Fig. 1 discussion"
+
+#: Quick configuration: fewer seeds, and T = 300 instead of 1000 on 5D (a round there
+#: costs ~20 ms per UCB agent: 5000 arms). Why it is enough: see QUICK_NOTE.
+QUICK_SEEDS = 5
+QUICK_5D = {e: 300 for e in _5D}
+QUICK_NOTE = (
+    "5 seeds; T = 1000 (the env default, as the full run) on 1D and 2D, T = 300 on 5D (a "
+    "UCB round costs ~20 ms on its 5000 arms). At T = 300 MoM-GP-UCB's experiment episode "
+    "length is ell = ceil(ln(2T/delta')) = 9, so it makes N = 33 decisions (at the former "
+    "T = 60 with the printed ell = 57 it made one). On 5D no agent beats random at any "
+    "measured T (300, 1000; hbo_envs.harness.known_failures: they explore the isolated "
+    "points of the sample), so the 5D quick run shows that failure, as the full one does."
+)
+_TRUNC = ("tgp-ucb", "ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
+
+
+def _pairs(a: str, others: tuple[str, ...], text: str) -> list:
+    """``a`` below each of ``others``, on every env where both run."""
+    return [
+        less(a, o, env=e, text=text.format(a=a, o=o), source=_SRC)
+        for o in others
+        for e in _PL_ENVS
+        if not (e in _5D and "qff" in o)
+    ]
+
+
+_PL_CLAIMS = (
+    linear(
+        "gp-ucb",
+        text="GP-UCB: cumulative regret grows linearly",
+        source=_SRC + ": 'the cumulative regret of GP-UCB increases linearly across all "
+        "problem settings'",
+    ),
+    *_pairs("ca-tgp-ucb", _TRUNC, "CA-TGP-UCB best of the truncation-based agents: below {o}"),
+    *_pairs("mom-gp-ucb", (*_TRUNC, "ca-tgp-ucb"), "MoM-GP-UCB below {o}"),
+    *(
+        less("tgp-ucb", ata, env=e, text=f"{ata} worse than TGP-UCB in 1D/2D", source=_SRC)
+        for ata in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
+        for e in _LOW_D
+    ),
+    *(
+        less(
+            "ata-gp-ucb-nystrom",
+            "tgp-ucb",
+            env=e,
+            text="ata-gp-ucb-nystrom marginally better than TGP-UCB in 5D",
+            source=_SRC,
+        )
+        for e in _5D
+    ),
+    *(
+        below_random(a.label, source="issue 7: every reference agent beats uniform play")
+        for a in _PL_AGENTS
+    ),
 )
 
 
@@ -39,12 +115,12 @@ register(
         paper=_PL_AGENTS,
         seeds=10,
         horizon=None,
-        quick_seeds=3,
+        quick_seeds=QUICK_SEEDS,
         quick_horizon=1000,
-        quick_horizon_by_env={
-            "hbo/Griewank5D-SymPareto-eps02-v0": 60,
-            "hbo/Griewank5D-SymPareto-eps08-v0": 60,
-        },
+        quick_horizon_by_env=QUICK_5D,
+        quick_note=QUICK_NOTE,
+        exclude=_EXCLUDE,
+        claims=_PL_CLAIMS,
         metric="regret",
         expect=(
             "GP-UCB linear; MoM-GP-UCB lowest, CA-TGP-UCB best of the truncation-based "
@@ -63,11 +139,36 @@ register(
         paper=_PL_AGENTS,
         seeds=10,
         horizon=None,
-        quick_seeds=3,
+        quick_seeds=QUICK_SEEDS,
         quick_horizon=1000,
-        quick_horizon_by_env={"hbo/Griewank5D-SymPareto-eps02-v0": 60},
+        quick_horizon_by_env=QUICK_5D,
+        quick_note=QUICK_NOTE,
+        exclude=_EXCLUDE,
         metric="regret",
         kind="runtime",
+        claims=(
+            lowest(
+                "mom-gp-ucb",
+                among=("gp-ucb", "tgp-ucb", "ca-tgp-ucb"),
+                metric="agent_time",
+                text="MoM-GP-UCB fastest of GP-UCB, TGP-UCB, CA-TGP-UCB (agent seconds per run)",
+                source=_PL + ", Table 1",
+            ),
+            *(
+                less(
+                    a,
+                    ata,
+                    metric="agent_time",
+                    env=e,
+                    text=f"{ata} slowest: {a} faster",
+                    source=_PL + ", Table 1",
+                )
+                for ata in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
+                for a in ("gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb")
+                for e in _PL_ENVS
+                if "eps02" in e and not (e in _5D and "qff" in ata)
+            ),
+        ),
         expect=(
             "ATA-GP-UCB slowest everywhere; GP-UCB ~ TGP-UCB; MoM-GP-UCB fastest; 5D slowest, "
             "2D fastest. (Absolute numbers are not comparable: the papers' code refactors a "

@@ -1,0 +1,161 @@
+"""The experiment registry's claims, exclusions and quick configurations (issue 7), the
+known-failure annotation of verdicts, the plots' band choice, and the experiment-set
+parameters that are not schedules (CA-TGP-UCB's ``h_scale``, MoM-GP-UCB's ``ell``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import agents
+from hbo_envs.harness.claims import Growth, Less, Lowest, evaluate_claims
+from hbo_envs.harness.experiments import EXPERIMENTS
+from hbo_envs.harness.known_failures import KNOWN_FAILURES
+from hbo_envs.harness.plotting import _band, panel_name, plot_regret
+from hbo_envs.kernels import SquaredExponential
+from hbo_envs.problem import Problem
+
+ALL = {"gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb", "random", "ata-gp-ucb-qff",
+       "ata-gp-ucb-nystrom"}  # fmt: skip
+
+
+def _labels(claim) -> set[str]:
+    if isinstance(claim, Less):
+        return {claim.a, claim.b}
+    if isinstance(claim, Lowest):
+        return {claim.a, *(claim.among or ())}
+    if isinstance(claim, Growth):
+        return {claim.a}
+    raise AssertionError(f"unknown claim type {type(claim)}")
+
+
+@pytest.mark.parametrize("name", ["cg2019-fig1a", "cg2019-fig1b", "cg2019-fig1c", "pl2024-fig1"])
+def test_claims_name_agents_the_experiment_runs(name):
+    """A misspelt label would leave a claim 'not run' forever."""
+    exp = EXPERIMENTS[name]
+    specs, _ = exp.agent_specs(available=ALL)
+    labels = {s.label for s in specs}
+    assert exp.claims
+    for c in exp.claims:
+        assert _labels(c) <= labels, (c.text, _labels(c) - labels)
+        env = getattr(c, "env", None)
+        assert env is None or env in exp.envs
+    # every agent the experiment runs (but the floor) has a below-random claim
+    below = {c.a for c in exp.claims if isinstance(c, Less) and c.b == "random"}
+    assert below == labels - {"random"}
+
+
+def test_ata_claims_follow_the_papers():
+    for panel in "ab":
+        texts = [c.text for c in EXPERIMENTS[f"cg2019-fig1{panel}"].claims]
+        assert "ata-gp-ucb-qff below TGP-UCB at T (R_T/T)" in texts
+        assert "ata-gp-ucb-nystrom below TGP-UCB at T (R_T/T)" in texts
+    texts_c = [c.text for c in EXPERIMENTS["cg2019-fig1c"].claims]
+    assert not any("qff" in t for t in texts_c)  # "no theory of QFF for Matérn yet"
+    pl = EXPERIMENTS["pl2024-fig1"].claims
+    worse = [c for c in pl if isinstance(c, Less) and c.a == "tgp-ucb" and "ata" in c.b]
+    assert {c.env for c in worse} == {e for e in EXPERIMENTS["pl2024-fig1"].envs if "5D" not in e}
+    better = [
+        c for c in pl if isinstance(c, Less) and c.a == "ata-gp-ucb-nystrom" and c.b != "random"
+    ]
+    assert {c.b for c in better} == {"tgp-ucb"}
+    assert all("5D" in c.env for c in better)
+
+
+def test_qff_is_excluded_on_5d_with_a_reason_and_runs_elsewhere():
+    exp = EXPERIMENTS["pl2024-fig1"]
+    specs, skipped = exp.agent_specs(available=ALL)
+    assert not skipped
+    for env in exp.envs:
+        labels = {s.label for s in exp.specs_for(env, specs)}
+        assert ("ata-gp-ucb-qff" in labels) == ("5D" not in env)
+    excl = exp.exclusions(specs)
+    assert len(excl) == 2 and all("32^5" in x.reason for x in excl)
+    # not listed when the agent is not run at all
+    assert exp.exclusions([s for s in specs if s.label != "ata-gp-ucb-qff"]) == []
+
+
+def test_quick_configs_let_mom_gp_ucb_decide():
+    """--quick never cuts T below what the algorithms need: MoM-GP-UCB (experiment set,
+    ell = ceil(ln(2T/delta'))) gets >= 30 episodes on every env of every quick config."""
+    for exp in EXPERIMENTS.values():
+        if exp.kind == "confidence":
+            continue
+        assert exp.quick_note, exp.name
+        for env in exp.envs:
+            T = exp.horizon_for(env, quick=True)
+            assert T is not None and T // math.ceil(math.log(2 * T / 0.1)) >= 30, (exp.name, env)
+
+
+def test_known_failure_is_said_on_the_verdict_line():
+    (agent, env), known = next(iter(KNOWN_FAILURES.items()))
+    rec = pd.DataFrame(
+        [{"env_id": env, "agent": a, "seed": s, "t": 10, "regret": r}
+         for a, rs in ((agent, [5.0, 5.1, 4.9]), ("random", [5.0, 5.2, 4.8]))
+         for s, r in enumerate(rs)]
+    )  # fmt: skip
+    exp = next(e for e in EXPERIMENTS.values() if env in e.envs)
+    claim = next(c for c in exp.claims if isinstance(c, Less) and (c.a, c.b) == (agent, "random"))
+    (v,) = evaluate_claims([claim], rec, [env])
+    assert "known failure" in v.evidence and known.measured in v.evidence
+
+
+def test_band_ci_and_std_and_bad_band(tmp_path):
+    c = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 7.0], [2.0, 2.0, 5.0]])
+    mean, lo, hi = _band(c, "std")
+    np.testing.assert_allclose(mean, [2.0, 2.0, 5.0])
+    np.testing.assert_allclose(hi - mean, [1.0, 0.0, 2.0])  # sample std, ddof = 1
+    mean, lo, hi = _band(c, "ci")
+    assert np.all(lo <= mean) and np.all(mean <= hi) and np.all(hi - lo <= np.ptp(c, axis=0))
+    rec = pd.DataFrame(
+        [{"env_id": "hbo/RKHS-SE-Pareto-v0", "agent": a, "seed": s, "t": t,
+          "regret": float(t * (s + 1)), "avg_regret": float(s + 1), "lower_bound": np.nan}
+         for a in ("random", "tgp-ucb") for s in range(3) for t in (1, 5, 10)]
+    )  # fmt: skip
+    assert plot_regret(rec, [tmp_path / "a.png"], band="std")[0].exists()
+    with pytest.raises(ValueError, match="'band' parameter of plot_regret .* Got 'sem'"):
+        plot_regret(rec, [tmp_path / "b.png"], band="sem")
+    assert (
+        panel_name("hbo/RKHS-SE-Pareto-v0") == "Chowdhury–Gopalan 2019, Fig. 1b: RKHS-SE-Pareto-v0"
+    )
+
+
+def _problem(horizon=1000):
+    X = np.linspace(0, 1, 6)[:, None]
+    k = SquaredExponential(0.3)
+    return Problem(points=X, kernel_matrix=k(X), kernel=k, B=1.5, alpha=0.5, v=8.0, nu=3.0,
+                   sup_f=1.0, horizon=horizon)  # fmt: skip
+
+
+def test_experiment_set_parameters_that_are_not_schedules():
+    p = _problem()
+    mom, mom_th = agents.make("mom-gp-ucb"), agents.make("mom-gp-ucb", schedule="theory")
+    mom.reset(p, seed=0)
+    mom_th.reset(p, seed=0)
+    assert (mom.ell_, mom.N_) == (10, 100)  # ceil(ln(2 * 1000 / 0.1)) = ceil(9.90)
+    assert (mom_th.ell_, mom_th.N_) == (80, 12)  # ceil(8 * 9.90), as printed
+    ca, ca_th = agents.make("ca-tgp-ucb"), agents.make("ca-tgp-ucb", schedule="theory")
+    ca.reset(p, seed=0)
+    ca_th.reset(p, seed=0)
+    assert ca.h_scale_ == pytest.approx(8.0 ** (1 / 1.5)) and ca_th.h_scale_ == 1.0
+    with pytest.raises(ValueError, match="'h_scale' parameter of CATGPUCB .* Got -1"):
+        agents.make("ca-tgp-ucb", h_scale=-1).reset(p, seed=0)
+
+
+def test_table1_runtime_claims_judge_agent_seconds():
+    exp = EXPERIMENTS["pl2024-table1"]
+    env = "hbo/Griewank2D-SymPareto-eps02-v0"
+    secs = {"mom-gp-ucb": 1.0, "gp-ucb": 5.0, "tgp-ucb": 6.0, "ca-tgp-ucb": 4.0}
+    rec = pd.DataFrame(
+        [{"env_id": env, "agent": a, "seed": s, "t": 1000, "regret": 1.0,
+          "agent_time": x * (1 + 0.01 * s)}
+         for a, x in secs.items() for s in range(5)]
+    )  # fmt: skip
+    v = evaluate_claims(exp.claims, rec, [env])
+    fastest = [x for x in v if x.claim.startswith("MoM-GP-UCB fastest")]
+    assert [x.verdict for x in fastest] == ["reproduces"]
+    assert "seconds in the agent" in fastest[0].evidence
+    assert {x.verdict for x in v if "slowest" in x.claim} == {"not run"}  # ATA not run
