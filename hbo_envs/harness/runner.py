@@ -15,12 +15,11 @@
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,35 +116,64 @@ def build_cells(
 
 
 # -- backends ---------------------------------------------------------------------------------
+WORKER_IDLE_TIMEOUT = 300.0
+"""Seconds an idle local worker is kept alive for the next :func:`evaluate` / sweep call."""
+
+
 def _picklable(cell: CellSpec) -> bool:
-    """Whether a spawned worker can rebuild the cell's agent (pickle by reference)."""
-    src = cell.agent.source
-    module = getattr(
-        src if isinstance(src, type) or callable(src) and not hasattr(src, "act") else type(src),
-        "__module__",
-        None,
-    )
-    main = sys.modules.get("__main__")
-    if module == "__main__" and not getattr(main, "__file__", None):
-        return False  # defined in an interactive session: not importable in a worker
+    """Whether a worker can rebuild the cell's agent (cloudpickle: by value for ``__main__``)."""
+    import cloudpickle
+
     try:
-        pickle.dumps(cell)
+        cloudpickle.dumps(cell)
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any pickling failure means "run in this process"
         return False
 
 
+def local_executor(workers: int) -> Any:
+    """The process pool of the local backend: loky's reusable executor.
+
+    Loky (the pool under joblib and scikit-learn) starts workers that do **not** re-import
+    the user's ``__main__`` module (a script without a main guard runs its top level once;
+    stdin scripts and notebooks work), ships cells with cloudpickle (agents defined in the
+    user's script run on every worker), and keeps its workers alive between calls for
+    :data:`WORKER_IDLE_TIMEOUT` seconds, so a second ``evaluate`` call pays no start-up.
+    """
+    from loky import get_reusable_executor
+
+    return get_reusable_executor(max_workers=workers, timeout=WORKER_IDLE_TIMEOUT)
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether a future's exception means the worker died (not an error inside the cell)."""
+    from concurrent.futures.process import BrokenProcessPool
+    from loky.process_executor import ShutdownExecutorError, TerminatedWorkerError
+
+    return isinstance(exc, TerminatedWorkerError | BrokenProcessPool | ShutdownExecutorError)
+
+
 def _local(cells: list[CellSpec], workers: int | None) -> Iterator[CellResult]:
-    """Run cells in this process (``workers=1``) or in a pool of spawned processes."""
+    """Run cells in this process (``workers=1``) or on loky's reusable process pool.
+
+    Guarantees: results arrive as cells finish (the caller writes each atomically); a queue
+    of at most ``2 * workers`` submitted cells, so Ctrl-C loses little (on interruption the
+    workers are killed); a worker that dies (segfault, ``os._exit``) breaks the pool for
+    every cell in flight, so those cells are re-run one at a time on a fresh pool and only
+    a cell that kills its worker again is recorded as failed (failure isolation).
+    """
+    from loky import cpu_count
+
     n = len(cells)
     if workers is None:
-        workers = min(os.cpu_count() or 1, n)
+        workers = min(cpu_count() or 1, n)
     workers = max(1, min(int(workers), n))
     if workers > 1 and not all(_picklable(c) for c in cells[:1] + cells[-1:]):
         warnings.warn(
-            "The agent (or its parameters) cannot be pickled, so cells run in this process "
-            "one at a time; pass a registered name, an import string 'module:Class' or a "
-            "module-level class to use several workers.",
+            "The agent (or its parameters) cannot be pickled (even by cloudpickle), so cells "
+            "run in this process one at a time; pass a registered name, an import string "
+            "'module:Class' or a class/factory without unpicklable state to use several "
+            "workers.",
             stacklevel=3,
         )
         workers = 1
@@ -153,10 +181,11 @@ def _local(cells: list[CellSpec], workers: int | None) -> Iterator[CellResult]:
         for c in cells:
             yield run_cell(c)
         return
-    import multiprocessing as mp
 
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    clean = False
+    suspects: list[CellSpec] = []
     try:
+        ex = local_executor(workers)
         pending: dict[Future[CellResult], CellSpec] = {}
         queue = iter(cells)
         for c in queue:  # keep a short queue so Ctrl-C loses little
@@ -167,16 +196,33 @@ def _local(cells: list[CellSpec], workers: int | None) -> Iterator[CellResult]:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 spec = pending.pop(fut)
-                try:
-                    res = fut.result()
-                except Exception as exc:  # noqa: BLE001 - e.g. the worker process died
-                    res = lost_cell(spec, exc)
-                yield res
+                exc = fut.exception()
+                if exc is None:
+                    yield fut.result()
+                elif _lost(exc):
+                    suspects.append(spec)  # re-run alone below: which cell killed it?
+                else:
+                    yield lost_cell(spec, exc)
+            if suspects:
+                ex = local_executor(workers)  # a broken pool is replaced by a fresh one
+            while len(pending) < 2 * workers:
                 nxt = next(queue, None)
-                if nxt is not None:
-                    pending[ex.submit(run_cell, nxt)] = nxt
+                if nxt is None:
+                    break
+                pending[ex.submit(run_cell, nxt)] = nxt
+        for spec in suspects:  # one at a time: a cell that kills its worker fails alone
+            fut = local_executor(workers).submit(run_cell, spec)
+            try:
+                yield fut.result()
+            except Exception as exc:  # noqa: BLE001 - the worker died again: this cell's fault
+                yield lost_cell(spec, exc)
+        clean = True
     finally:
-        ex.shutdown(wait=False, cancel_futures=True)
+        if not clean:  # interrupted (Ctrl-C) or the consumer stopped: kill the workers
+            try:
+                local_executor(workers).shutdown(wait=False, kill_workers=True)
+            except Exception:  # noqa: BLE001 - best effort while unwinding
+                pass
 
 
 def _backend(name: str) -> Callable[..., Iterator[CellResult]]:
