@@ -241,7 +241,10 @@ def test_bad_schedule_values_runtime_inputs_and_seeds_are_refused():
 
 
 def test_missing_problem_constant_names_the_override():
-    p = small_problem(B=math.inf)
+    # Problem refuses non-finite constants; a duck-typed problem record (a third party's)
+    # can still carry one, and the agent must name the override then.
+    p = small_problem()
+    object.__setattr__(p, "B", math.inf)
     with pytest.raises(ValueError, match=r"finite problem\.B.*beta=\.\.\."):
         agents.make("ca-tgp-ucb").reset(p, seed=0)
     agent = agents.make("ca-tgp-ucb", beta=2.0)  # an override needs no B

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -234,11 +235,87 @@ def _backend(name: str) -> Callable[..., Iterator[CellResult]]:
 
 
 # -- sweeps -----------------------------------------------------------------------------------
+PROGRESS_INTERVAL = 5.0
+"""Seconds between progress lines when stderr is not a TTY (``$HBO_PROGRESS_INTERVAL``)."""
+
+
+class _Heartbeat:
+    """Progress for a non-TTY stderr (a piped or logged run): one line every few seconds.
+
+    A background thread prints ``hbo-bench: 3/40 cells done (1 failed), 12 s elapsed, ~2.5
+    min left`` every ``interval`` seconds, also while a long cell is still running, and
+    once at the end; the main thread only updates the counters.
+    """
+
+    def __init__(self, total: int, desc: str, interval: float) -> None:
+        import threading
+
+        self.total, self.desc, self.interval = total, desc, interval
+        self.n = 0
+        self.failed = 0
+        self.printed = False
+        self.t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def line(self) -> str:
+        el = time.monotonic() - self.t0
+        msg = f"{self.desc}: {self.n}/{self.total} cells done"
+        if self.failed:
+            msg += f" ({self.failed} failed)"
+        msg += f", {el:.0f} s elapsed"
+        if 0 < self.n < self.total:
+            left = el / self.n * (self.total - self.n)
+            msg += f", ~{left:.0f} s left" if left < 120 else f", ~{left / 60:.1f} min left"
+        return msg
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            print(self.line(), file=sys.stderr, flush=True)
+            self.printed = True
+
+    def update(self, k: int) -> None:
+        self.n += k
+
+    def set_postfix(self, failed: int) -> None:
+        self.failed = failed
+
+    def close(self) -> None:
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join()
+            if self.printed:  # a run shorter than one interval stays silent
+                print(self.line(), file=sys.stderr, flush=True)
+
+
+class _Silent:
+    def update(self, k: int) -> None:
+        pass
+
+    def set_postfix(self, failed: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    """A tqdm bar on a TTY (or ``progress=True``), timed lines otherwise, nothing if False."""
+    if progress is False or total == 0:
+        return _Silent()
+    if progress is None and not sys.stderr.isatty():
+        raw = os.environ.get("HBO_PROGRESS_INTERVAL", "")
+        try:
+            interval = float(raw) if raw else PROGRESS_INTERVAL
+        except ValueError:
+            interval = PROGRESS_INTERVAL
+        if not interval > 0:
+            interval = PROGRESS_INTERVAL
+        return _Heartbeat(total, desc, interval)
     from tqdm.auto import tqdm
 
-    disable = None if progress is None else not progress  # None: only on a TTY
-    return tqdm(total=total, desc=desc, unit="cell", disable=disable, file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit="cell", file=sys.stderr)
 
 
 def _failure(res: CellResult) -> dict[str, Any]:
