@@ -155,7 +155,7 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert r.returncode == 0 and "cg2019-fig1a" in r.stdout and "pl2024-table1" in r.stdout
     out = tmp_path / "fig1f"
     r = hbo_bench(
-        "reproduce", "cg2019-fig1f", "--quick", "--seeds", "2", "--horizon", "150",
+        "reproduce", "cg2019-fig1f", "--quick", "--n-seeds", "2", "--horizon", "150",
         "--out", str(out), "--workers", "1",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -26,14 +26,23 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pandas as pd
 
-from hbo_envs.harness.cell import CellResult, lost_cell, run_cell
+from hbo_envs.harness.cell import CellResult, lost_cell, make_env, run_cell
 from hbo_envs.harness.records import coerce, empty_records
-from hbo_envs.harness.specs import AgentSpec, CellSpec, as_agent_spec, jsonable
-from hbo_envs.harness.store import ResultStore, base_meta
+from hbo_envs.harness.specs import (
+    MAX_SEED,
+    MAX_SEEDS,
+    AgentSpec,
+    CellSpec,
+    as_agent_spec,
+    jsonable,
+    parse_seeds,
+)
+from hbo_envs.harness.store import ResultStore, base_meta, fs_error
 from hbo_envs.harness.summary import summarize
-from hbo_envs.validation import check_choice, check_int
+from hbo_envs.validation import MAX_HORIZON, check_bool, check_choice, check_int, param_error
 
 __all__ = ["CellFailure", "SweepResult", "build_cells", "evaluate", "run_sweep"]
 
@@ -61,13 +70,37 @@ class SweepResult:
         return not self.failures
 
 
-def _seeds(seeds: int | Iterable[int]) -> tuple[int, ...]:
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        return tuple(range(check_int("evaluate", "seeds", seeds, 1)))
-    out = tuple(int(check_int("evaluate", "seeds", s, 0)) for s in seeds)
+MAX_CELLS = 1_000_000
+"""Most ``env x agent x seed`` cells one sweep accepts."""
+MAX_RESOLUTION = 100_000
+MAX_COVERAGE_POINTS = 10_000
+MAX_WORKERS = 4096
+
+
+def _seeds(seeds: int | Iterable[int], owner: str = "evaluate") -> tuple[int, ...]:
+    if isinstance(seeds, str):
+        return parse_seeds(seeds)
+    if isinstance(seeds, int | np.integer) and not isinstance(seeds, bool):
+        return tuple(range(check_int(owner, "seeds", seeds, 1, MAX_SEEDS)))
+    if not isinstance(seeds, Iterable):
+        raise param_error(
+            owner, "seeds", "a count n (seeds 0..n-1), an iterable of seeds or a string "
+            "like '0-19,25'", seeds
+        )
+    out: list[int] = []
+    for s in seeds:
+        out.append(check_int(owner, "seeds", s, 0, MAX_SEED))
+        if len(out) > MAX_SEEDS:
+            raise param_error(owner, "seeds", f"at most {MAX_SEEDS} seeds", f"{len(out)}+ seeds")
     if not out:
         raise ValueError("The 'seeds' parameter must list at least one seed. Got [] instead.")
     return tuple(dict.fromkeys(out))
+
+
+def _check_env_kwargs(kw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(kw, Mapping) or not all(isinstance(k, str) for k in kw):
+        raise param_error("evaluate", where, "a dict of keyword arguments for gym.make", kw)
+    return dict(kw)
 
 
 def build_cells(
@@ -81,17 +114,29 @@ def build_cells(
     resolution: int = 200,
     coverage_points: int = 20,
     snapshot: bool = False,
+    validate_envs: bool = True,
 ) -> list[CellSpec]:
     """The cells of ``env_ids x agent_specs x seeds`` in a stable order.
 
     ``env_kwargs`` applies to every env, or (``per_env_kwargs=True``) maps env id -> kwargs.
+    Everything is validated before a cell runs: ids, labels, seeds (at most
+    :data:`MAX_SEEDS`, each in ``[0, 2^63 - 1]``), ``horizon`` (at most ``10^9``; giving it
+    both here and in ``env_kwargs`` is an error, not a silent choice), ``resolution``,
+    ``coverage_points`` and, with ``validate_envs``, the env kwargs themselves: every
+    distinct ``(env, kwargs, horizon)`` is built once here (and kept in this process's env
+    cache), so a bad kwarg is a ``ValueError`` naming it now, not a failure in every cell.
     """
+    owner = "build_cells"
+    if isinstance(env_ids, str) or not isinstance(env_ids, Sequence) or not env_ids:
+        raise param_error(owner, "env_ids", "a non-empty list of env ids", env_ids)
     for e in env_ids:
-        if e not in gym.registry:
+        if not isinstance(e, str) or e not in gym.registry:
             raise ValueError(
                 f"The env id {e!r} is not registered. Registered hbo ids: "
                 f"{', '.join(i for i in gym.registry if i.startswith('hbo/'))}."
             )
+    if not agent_specs:
+        raise param_error(owner, "agent_specs", "a non-empty list of agents", agent_specs)
     labels = [a.label for a in agent_specs]
     dup = {x for x in labels if labels.count(x) > 1}
     if dup:
@@ -100,20 +145,51 @@ def build_cells(
             "agents different parameters or explicit labels."
         )
     if horizon is not None:
-        horizon = check_int("evaluate", "horizon", horizon, 1)
+        horizon = check_int("evaluate", "horizon", horizon, 1, MAX_HORIZON)
+    resolution = check_int(owner, "resolution", resolution, 1, MAX_RESOLUTION)
+    coverage_points = check_int(owner, "coverage_points", coverage_points, 0, MAX_COVERAGE_POINTS)
+    snapshot = bool(check_bool(owner, "snapshot", snapshot))
     seeds_t = _seeds(seeds)
+    n_cells = len(env_ids) * len(agent_specs) * len(seeds_t)
+    if n_cells > MAX_CELLS:
+        raise ValueError(
+            f"The sweep has {n_cells} cells ({len(env_ids)} envs x {len(agent_specs)} agents "
+            f"x {len(seeds_t)} seeds); at most {MAX_CELLS} are allowed in one sweep. Split it."
+        )
+    if per_env_kwargs:
+        per = _check_env_kwargs(env_kwargs or {}, "env_kwargs")
+        kws = {e: _check_env_kwargs(per.get(e, {}), f"env_kwargs[{e!r}]") for e in env_ids}
+    else:
+        common = _check_env_kwargs(env_kwargs or {}, "env_kwargs")
+        kws = {e: common for e in env_ids}
+    for e in env_ids:
+        if horizon is not None and "horizon" in kws[e]:
+            raise ValueError(
+                f"The horizon of {e!r} is given twice: horizon={horizon!r} and "
+                f"env_kwargs['horizon']={kws[e]['horizon']!r}. Give it once (--horizon or "
+                "'horizon' in --env-kwargs)."
+            )
+        if validate_envs:
+            _validate_env(e, horizon, kws[e])
     cells = []
     for e in env_ids:
-        kw = (env_kwargs or {}).get(e, {}) if per_env_kwargs else (env_kwargs or {})
         for a in agent_specs:
             for s in seeds_t:
                 cells.append(
-                    CellSpec(e, a, s, horizon, dict(kw), resolution, coverage_points, snapshot)
+                    CellSpec(e, a, s, horizon, dict(kws[e]), resolution, coverage_points, snapshot)
                 )
     stems = [c.file_stem for c in cells]
     if len(set(stems)) != len(stems):
         raise ValueError("Two cells map to the same file name; use distinct agent labels.")
     return cells
+
+
+def _validate_env(env_id: str, horizon: int | None, kw: dict[str, Any]) -> None:
+    """Build the env once (cached): a bad kwarg is refused now, naming the env."""
+    try:
+        make_env(env_id, horizon, kw)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{env_id} (env_kwargs={kw!r}): {exc}") from exc
 
 
 # -- backends ---------------------------------------------------------------------------------
@@ -352,14 +428,23 @@ def run_sweep(
     """
     check_choice("run_sweep", "backend", backend, BACKENDS)
     if workers is not None:
-        workers = check_int("run_sweep", "workers", workers, 1)
+        workers = check_int("run_sweep", "workers", workers, 1, MAX_WORKERS)
+    fresh = bool(check_bool("run_sweep", "fresh", fresh))
+    if progress is not None:
+        progress = check_bool("run_sweep", "progress", progress)
+    if address is not None and not isinstance(address, str):
+        raise param_error("run_sweep", "address", "a Ray address string or None", address)
     store = ResultStore(out) if out is not None else None
     if store is not None and fresh and store.root.exists():
-        shutil.rmtree(store.root)
+        try:
+            shutil.rmtree(store.root)
+        except OSError as exc:
+            raise fs_error(store.root, exc, "remove (--fresh)") from exc
+    if store is not None:
+        store.prepare()  # an unwritable --out fails here, before any cell runs
     todo = [c for c in cells if store is None or not store.is_done(c)]
     skipped = len(cells) - len(todo)
     if store is not None:
-        store.root.mkdir(parents=True, exist_ok=True)
         if todo:
             store.invalidate_merged()
         m = dict(store.read_meta() or base_meta())
