@@ -397,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"hbo-bench: error: {exc}", file=sys.stderr)
         return 2
+    except ConnectionError as exc:  # e.g. an unreachable --address
+        print(f"hbo-bench: error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:  # file-system faults: one line naming the path and the fix
         from hbo_envs.harness.store import ResultsDirError, fs_error
 

@@ -205,7 +205,7 @@ def test_experiment_and_theory_schedules_use_sup_f_and_B():
         (
             "mom-gp-ucb",
             {"ell": 0},
-            "The 'ell' parameter of MoMGPUCB must be an integer in [1, inf]. Got 0 instead.",
+            "The 'ell' parameter of MoMGPUCB must be an integer in [1, 300]. Got 0 instead.",
         ),
         ("mom-gp-ucb", {"delta_prime": -0.1}, "The 'delta_prime' parameter of MoMGPUCB"),
         (

@@ -83,7 +83,9 @@ class MoMGPUCB(GPUCBAgent):
             # Alg. 2, line 2: ell = 8 ln(2T / delta'), rounded up; N = floor(T / ell).
             self.ell_ = max(1, math.ceil(8.0 * math.log(2.0 * T / self.delta_prime_)))
         else:
-            self.ell_ = check_int(owner, "ell", self.ell, 1, None)
+            # Bounded before the engine allocates its (n, ell) columns: an episode longer
+            # than T never ends, and beyond 2^27 / n columns one array exceeds 1 GiB.
+            self.ell_ = check_int(owner, "ell", self.ell, 1, max(1, min(T, 2**27 // problem.n)))
         self.N_ = T // self.ell_
         if self.beta is None:
             self.B_ = self._constant(problem, "B")
