@@ -36,6 +36,7 @@ from hbo_envs.harness.specs import (
     MAX_SEEDS,
     AgentSpec,
     CellSpec,
+    agent_seed,
     as_agent_spec,
     jsonable,
     parse_seeds,
@@ -125,6 +126,7 @@ def build_cells(
     ``coverage_points`` and, with ``validate_envs``, the env kwargs themselves: every
     distinct ``(env, kwargs, horizon)`` is built once here (and kept in this process's env
     cache), so a bad kwarg is a ``ValueError`` naming it now, not a failure in every cell.
+    (Agents are validated by :func:`run_sweep`, once per agent that has cells to run.)
     """
     owner = "build_cells"
     if isinstance(env_ids, str) or not isinstance(env_ids, Sequence) or not env_ids:
@@ -182,6 +184,30 @@ def build_cells(
     if len(set(stems)) != len(stems):
         raise ValueError("Two cells map to the same file name; use distinct agent labels.")
     return cells
+
+
+def _validate_agents(todo: list[CellSpec]) -> None:
+    """Build every agent that has cells to run and reset it once on its first cell's
+    problem: a bad parameter (``ValueError``/``TypeError`` from the constructor or
+    ``reset``, where agents validate) is refused before the sweep, naming the agent. Any
+    other exception is left to the cells (a crashing agent fails its own cells)."""
+    seen: set[str] = set()
+    for c in todo:
+        if c.agent.label in seen:
+            continue
+        seen.add(c.agent.label)
+        env = make_env(c.env_id, c.horizon, dict(c.env_kwargs)).unwrapped
+        env.reset(seed=int(c.seed))
+        _validate_agent(c.agent, env.problem, c.seed)
+
+
+def _validate_agent(spec: AgentSpec, problem: Any, seed: int) -> None:
+    try:
+        spec.build().reset(problem, seed=agent_seed(seed))
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"agent {spec.label!r}: {exc}") from exc
+    except Exception:  # noqa: BLE001 - recorded per cell by the sweep
+        pass
 
 
 def _validate_env(env_id: str, horizon: int | None, kw: dict[str, Any]) -> None:
@@ -417,8 +443,13 @@ def run_sweep(
     fresh: bool = False,
     meta: Mapping[str, Any] | None = None,
     address: str | None = None,
+    validate_agents: bool = True,
 ) -> SweepResult:
     """Run ``cells`` (skipping finished ones in ``out``), write results, return them.
+
+    With ``validate_agents`` each agent that has cells to run is built and reset once in
+    this process first, so a bad agent parameter is a ``ValueError`` naming it, before any
+    cell runs (one extra ``reset`` per agent; none when every cell is already finished).
 
     Each finished cell is written to ``out`` atomically as soon as it arrives (see
     :mod:`hbo_envs.harness.store`); a cell whose agent raises is recorded as failed with
@@ -444,6 +475,8 @@ def run_sweep(
         store.prepare()  # an unwritable --out fails here, before any cell runs
     todo = [c for c in cells if store is None or not store.is_done(c)]
     skipped = len(cells) - len(todo)
+    if validate_agents:
+        _validate_agents(todo)
     if store is not None:
         if todo:
             store.invalidate_merged()
