@@ -394,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except (UsageError, ValueError) as exc:
+    except (UsageError, ValueError, TypeError) as exc:
         print(f"hbo-bench: error: {exc}", file=sys.stderr)
         return 2
     except ConnectionError as exc:  # e.g. an unreachable --address
