@@ -188,6 +188,10 @@ def check_finite_constants(owner: str, values: dict[str, Any], hint: str = "") -
             continue
         arr = np.asarray(value, dtype=float)
         if not np.all(np.isfinite(arr)):
-            shown = value if arr.ndim == 0 else f"an array with {int(np.sum(~np.isfinite(arr)))} non-finite entries"
+            shown = (
+                value
+                if arr.ndim == 0
+                else f"an array with {int(np.sum(~np.isfinite(arr)))} non-finite entries"
+            )
             allowed = "finite" + (f" ({hint})" if hint else "")
             raise param_error(owner, name, allowed, shown)

@@ -117,9 +117,9 @@ class ExitOnSeed(Uniform):
         self.seed = seed
 
     def act(self):
-        from hbo_envs.harness.specs import agent_seed
-
         import multiprocessing as mp
+
+        from hbo_envs.harness.specs import agent_seed
 
         if self.seed == agent_seed(1) and mp.current_process().name != "MainProcess":
             os._exit(1)  # only ever in a pool worker, never in the test process

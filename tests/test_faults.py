@@ -14,7 +14,6 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import pandas as pd
 import pytest
 
 import hbo_envs
@@ -241,9 +240,10 @@ def test_reproduce_seeds_use_the_run_syntax(tmp_path) -> None:
 
 
 def test_agent_without_posterior_passes_check_agent_and_runs(tmp_path) -> None:
+    from fixtures_agents import Uniform
+
     from agents import check_agent
     from agents.protocol import Agent, PosteriorAgent
-    from fixtures_agents import Uniform
 
     check_agent(Uniform())  # posterior() is optional: one rule everywhere
     assert isinstance(Uniform(), Agent) and not isinstance(Uniform(), PosteriorAgent)

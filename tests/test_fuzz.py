@@ -41,9 +41,7 @@ BAD_INT = st.one_of(
     st.sampled_from([2**64, 1.5, 2.0, float("nan"), "100", True, False]),
 )
 BAD_REAL = st.one_of(
-    st.sampled_from(
-        [float("nan"), float("inf"), -float("inf"), True, False, "1.0", 1e300, -1e300]
-    ),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), True, False, "1.0", 1e300, -1e300]),
     st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False),
 )
 BAD_STR = st.one_of(st.sampled_from(["bogus", "", 3, 1.0, True]), st.text(min_size=1, max_size=8))
@@ -99,7 +97,9 @@ def _plausible(default: Any, value: Any) -> bool:
     if isinstance(default, int):
         return type(value) is int and value >= 0
     if isinstance(default, float):
-        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
     return isinstance(value, str)
 
 
@@ -259,7 +259,9 @@ def test_mom_ell_is_bounded_before_allocation() -> None:
 
 # -- CLI options -------------------------------------------------------------------------------
 CLI_BAD = st.one_of(
-    st.tuples(st.just("--seeds"), st.sampled_from(["", ",", "a", "-1", "5-2", "0-99999999", "1e3"])),
+    st.tuples(
+        st.just("--seeds"), st.sampled_from(["", ",", "a", "-1", "5-2", "0-99999999", "1e3"])
+    ),
     st.tuples(st.just("--seeds"), st.text(alphabet="0123456789-, x", max_size=12)),
     st.tuples(st.just("--n-seeds"), st.sampled_from(["0", "-3", "1.5", "x", "1000000"])),
     st.tuples(st.just("--horizon"), st.sampled_from(["0", "-1", "1.5", "x", str(10**10)])),
@@ -271,9 +273,18 @@ CLI_BAD = st.one_of(
         st.just("--env-kwargs"),
         st.sampled_from(
             [
-                "{", "[]", "3", '{"redraw": "false"}', '{"redraw": "no"}', '{"horizon": -1}',
-                '{"horizon": 10}', '{"bogus": 1}', '{"magnitude": NaN}', '{"sign": 3}',
-                '{"objective_seed": -1}', '{"horizon": 1e3}',
+                "{",
+                "[]",
+                "3",
+                '{"redraw": "false"}',
+                '{"redraw": "no"}',
+                '{"horizon": -1}',
+                '{"horizon": 10}',
+                '{"bogus": 1}',
+                '{"magnitude": NaN}',
+                '{"sign": 3}',
+                '{"objective_seed": -1}',
+                '{"horizon": 1e3}',
             ]
         ),
     ),  # fmt: skip

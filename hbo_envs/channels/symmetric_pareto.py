@@ -40,7 +40,9 @@ class SymmetricPareto(RewardChannel):
     def __post_init__(self) -> None:
         eps = check_real("SymmetricPareto", "epsilon", self.epsilon, 0, 1, "right")
         object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "scale", check_real("SymmetricPareto", "scale", self.scale, 0, MAX_SCALE, "right"))
+        object.__setattr__(
+            self, "scale", check_real("SymmetricPareto", "scale", self.scale, 0, MAX_SCALE, "right")
+        )
         shape = 1.0 + eps + 0.01 if self.shape is None else self.shape
         shape = check_moment_index("SymmetricPareto", "shape", shape, eps, "epsilon")
         object.__setattr__(self, "shape", shape)

@@ -85,8 +85,10 @@ def _seeds(seeds: int | Iterable[int], owner: str = "evaluate") -> tuple[int, ..
         return tuple(range(check_int(owner, "seeds", seeds, 1, MAX_SEEDS)))
     if not isinstance(seeds, Iterable):
         raise param_error(
-            owner, "seeds", "a count n (seeds 0..n-1), an iterable of seeds or a string "
-            "like '0-19,25'", seeds
+            owner,
+            "seeds",
+            "a count n (seeds 0..n-1), an iterable of seeds or a string like '0-19,25'",
+            seeds,
         )
     out: list[int] = []
     for s in seeds:
@@ -251,6 +253,7 @@ def local_executor(workers: int) -> Any:
 def _lost(exc: BaseException) -> bool:
     """Whether a future's exception means the worker died (not an error inside the cell)."""
     from concurrent.futures.process import BrokenProcessPool
+
     from loky.process_executor import ShutdownExecutorError, TerminatedWorkerError
 
     return isinstance(exc, TerminatedWorkerError | BrokenProcessPool | ShutdownExecutorError)

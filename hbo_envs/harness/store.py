@@ -78,11 +78,10 @@ def fs_error(path: Path, exc: OSError, doing: str = "write") -> ResultsDirError:
         fix = "the disk is full; free space or choose another --out"
     else:
         fix = "check the path"
-    err = ResultsDirError(
-        code, f"Cannot {doing} {str(path)!r}: {exc.strerror or exc}. Fix: {fix}."
-    )
+    err = ResultsDirError(code, f"Cannot {doing} {str(path)!r}: {exc.strerror or exc}. Fix: {fix}.")
     err.filename = str(path)
     return err
+
 
 _PACKAGES = ("hbo-bench", "numpy", "scipy", "gymnasium", "pandas", "pyarrow", "matplotlib")
 
