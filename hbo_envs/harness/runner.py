@@ -1,5 +1,10 @@
 """Sweeps over ``envs x agents x seeds``: the local backend, resumption and :func:`evaluate`.
 
+The local backend is loky's reusable process pool (:func:`local_executor`): it never
+re-imports the user's ``__main__`` (scripts without a main guard, stdin, notebooks),
+ships script-defined agents by value (cloudpickle) and keeps its workers between calls.
+Every input is validated before a cell runs (:func:`build_cells`, :func:`run_sweep`).
+
 >>> import hbo_envs.harness as H
 >>> from agents.protocol import Agent
 >>> class FirstArm:
