@@ -602,13 +602,17 @@ def evaluate(
     env_id
         A registered id (``hbo_envs.ENV_IDS``).
     seeds
-        An int ``n`` (seeds ``0 .. n-1``) or an iterable of seeds. Cell seed ``s`` resets
-        the env with ``s`` and the agent with a derived seed.
+        An int ``n`` (seeds ``0 .. n-1``), an iterable of seeds or a string in the CLI's
+        syntax (``"0-19,25"``); at most 100000 seeds, each in ``[0, 2^63 - 1]``. Cell seed
+        ``s`` resets the env with ``s`` and the agent with a derived seed.
     horizon, env_kwargs
-        Passed to ``gym.make`` (``horizon=None`` keeps the env's default).
+        Passed to ``gym.make`` (``horizon=None`` keeps the env's default; giving the
+        horizon in both is an error). Validated before any cell runs.
     backend, workers, address
-        ``"local"`` (``workers`` processes; ``1`` runs in this process) or ``"ray"``
-        (``ray.init(address=address or $RAY_ADDRESS or a local instance)``).
+        ``"local"`` (``workers`` processes of loky's reusable pool, kept between calls;
+        ``1`` runs in this process) or ``"ray"`` (``ray.init(address=address or
+        $RAY_ADDRESS or a local instance)``; an unreachable address raises
+        ``ConnectionError`` within seconds).
     agent_params, label
         Constructor parameters and an optional explicit label.
     out
