@@ -104,6 +104,14 @@ def test_horizon_given_twice_is_an_error(tmp_path, capsys) -> None:
         evaluate("random", ENV, seeds=1, horizon=10, env_kwargs={"horizon": 20})
 
 
+def test_unknown_env_and_channel_parameters_list_the_allowed_ones(tmp_path, capsys) -> None:
+    assert cli(*run_args(tmp_path / "o", "--env-kwargs", '{"bogus": 1}')) == 2
+    err = capsys.readouterr().err
+    assert "no parameter 'bogus'" in err and "magnitude" in err and "Traceback" not in err
+    with pytest.raises(ValueError, match="no parameter 'bogus'; its parameters are alpha, df"):
+        gym.make("hbo/GPBandit-v0", channel={"name": "student_t", "bogus": 1})
+
+
 def test_empty_seeds_and_negative_coverage_points_exit_2(tmp_path, capsys) -> None:
     base = run_args(tmp_path / "o")
     i = base.index("--seeds")

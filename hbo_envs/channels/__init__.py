@@ -11,6 +11,7 @@ One module per channel; each computes its exact moment constants
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hbo_envs.channels.base import Moments, RewardChannel
@@ -53,4 +54,12 @@ def make_channel(spec: RewardChannel | str | dict[str, Any]) -> RewardChannel:
             f"{sorted(CHANNELS)} or a dict with one of them as 'name'. Got {spec!r} instead."
         )
     params = {k: v for k, v in spec.items() if k != "name"}
-    return CHANNELS[spec["name"]](**params)
+    cls = CHANNELS[spec["name"]]
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(params) - fields, key=str)
+    if unknown:
+        raise ValueError(
+            f"The channel {spec['name']!r} has no parameter {unknown[0]!r}; its parameters "
+            f"are {', '.join(sorted(fields))}. Got {spec!r} instead."
+        )
+    return cls(**params)

@@ -217,8 +217,34 @@ def _validate_agent(spec: AgentSpec, problem: Any, seed: int) -> None:
         pass
 
 
+def _env_parameters(env_id: str) -> set[str]:
+    """Keyword parameters of the env's entry point (empty if it takes ``**kwargs``)."""
+    import inspect
+
+    ep = gym.spec(env_id).entry_point
+    try:
+        if isinstance(ep, str):
+            import importlib
+
+            module, _, attr = ep.partition(":")
+            ep = getattr(importlib.import_module(module), attr)
+        sig = inspect.signature(ep)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return set()
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return set()
+    return {n for n, p in sig.parameters.items() if p.kind is not p.VAR_POSITIONAL}
+
+
 def _validate_env(env_id: str, horizon: int | None, kw: dict[str, Any]) -> None:
     """Build the env once (cached): a bad kwarg is refused now, naming the env."""
+    allowed = _env_parameters(env_id)
+    unknown = sorted(set(kw) - allowed) if allowed else []
+    if unknown:
+        raise ValueError(
+            f"{env_id} has no parameter {unknown[0]!r} (env_kwargs={kw!r}); its parameters "
+            f"are {', '.join(sorted(allowed))}."
+        )
     try:
         make_env(env_id, horizon, kw)
     except (ValueError, TypeError) as exc:
