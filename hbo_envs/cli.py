@@ -204,9 +204,9 @@ def _load(dir_: str) -> tuple[Any, Any]:
     records = store.load_records()
     sp = store.root / "summary.parquet"
     if sp.exists():
-        import pandas as pd
+        from hbo_envs.harness.store import read_table_file
 
-        summary = pd.read_parquet(sp)
+        summary = read_table_file(sp)
     else:
         failed: dict[tuple[str, str], int] = {}
         for st in store.cell_statuses():

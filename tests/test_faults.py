@@ -221,6 +221,15 @@ def test_corrupt_meta_json_names_the_file(tmp_path, capsys) -> None:
     assert str(out / "meta.json") in err and "--fresh" in err
 
 
+def test_corrupt_merged_table_names_the_file(tmp_path, capsys) -> None:
+    out = tmp_path / "o"
+    assert cli(*run_args(out)) == 0
+    (out / "summary.parquet").write_bytes(b"garbage")
+    capsys.readouterr()
+    assert cli("summary", str(out)) == 2
+    assert str(out / "summary.parquet") in capsys.readouterr().err
+
+
 def test_nan_cell_is_named_in_the_summary_error(tmp_path) -> None:
     df = evaluate("random", ENV, seeds=2, horizon=10, workers=1)
     df.loc[df.index[-1], "regret"] = np.nan

@@ -255,7 +255,7 @@ class ResultStore:
         write_json(js, status)
 
     def read_cell(self, spec: CellSpec) -> pd.DataFrame:
-        return _read_cell_file(self._paths(spec)[1])
+        return read_table_file(self._paths(spec)[1])
 
     # -- merged tables --------------------------------------------------------------------
     def cell_statuses(self) -> list[dict[str, Any]]:
@@ -271,7 +271,7 @@ class ResultStore:
         """All record rows: the merged file if present and complete, else the cell files."""
         merged = self.root / "records.parquet"
         if merged.exists():
-            return pd.read_parquet(merged)
+            return read_table_file(merged)
         return self.collect_records()
 
     def collect_records(self, specs: list[CellSpec] | None = None) -> pd.DataFrame:
@@ -284,7 +284,7 @@ class ResultStore:
             files = [p for p in files if p.exists()]
         if not files:
             return empty_records()
-        df = pd.concat([_read_cell_file(p) for p in files], ignore_index=True)
+        df = pd.concat([read_table_file(p) for p in files], ignore_index=True)
         return coerce(df).sort_values(["env_id", "agent", "seed", "t"], ignore_index=True)
 
     def collect_snapshots(self, specs: list[CellSpec] | None = None) -> pd.DataFrame | None:
@@ -336,14 +336,19 @@ class ResultStore:
         write_json(self.root / "meta.json", meta)
 
 
-def _read_cell_file(path: Path) -> pd.DataFrame:
-    """One cell's record file; an unreadable one is an error naming it (and the fix)."""
+def read_table_file(path: Path) -> pd.DataFrame:
+    """A Parquet file of the results directory; an unreadable one is an error naming it
+    and the fix (a cell file: delete it and rerun; a merged table: rerun to rewrite it)."""
     try:
         return pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - name the file whatever went wrong
-        raise ValueError(
-            f"The cell file {str(path)!r} is unreadable ({type(exc).__name__}: {exc}). "
+        fix = (
             "Delete it and its .json and rerun the same command to recompute that cell."
+            if path.parent.name == "cells"
+            else "Delete it; rerunning the same command rewrites it from the cell files."
+        )
+        raise ValueError(
+            f"The results file {str(path)!r} is unreadable ({type(exc).__name__}: {exc}). {fix}"
         ) from None
 
 
