@@ -400,12 +400,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConnectionError as exc:  # e.g. an unreachable --address
         print(f"hbo-bench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `hbo-bench list | head`: stop quietly, like any filter
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:  # file-system faults: one line naming the path and the fix
         from hbo_envs.harness.store import ResultsDirError, fs_error
 
-        if not isinstance(exc, ResultsDirError):
-            exc = fs_error(Path(exc.filename or "?"), exc, "write")
-        print(f"hbo-bench: error: {exc.strerror}", file=sys.stderr)
+        if isinstance(exc, ResultsDirError):
+            msg = exc.strerror
+        elif exc.filename is not None:
+            msg = fs_error(Path(exc.filename), exc, "write").strerror
+        else:
+            msg = str(exc)
+        print(f"hbo-bench: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(
