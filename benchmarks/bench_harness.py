@@ -113,7 +113,8 @@ def pool_benchmark(name: str, seeds: int, T: int, repeats: int = 3) -> None:
         busy[w] = float(final_rows(res.records)["wall_time"].sum())
     print(f"  after:  {_load()}")
     print(
-        f"  {'workers':>8s} {'wall [s]':>9s} {'speedup':>8s} {'sum of cell times [s]':>22s} {'pool use':>9s}"
+        f"  {'workers':>8s} {'wall [s]':>9s} {'speedup':>8s} "
+        f"{'sum of cell times [s]':>22s} {'pool use':>9s}"
     )
     for w in (1, 2):
         print(
