@@ -12,6 +12,7 @@ One module per channel; each computes its exact moment constants
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 from hbo_envs.channels.base import Moments, RewardChannel
@@ -55,7 +56,10 @@ def make_channel(spec: RewardChannel | str | dict[str, Any]) -> RewardChannel:
         )
     params = {k: v for k, v in spec.items() if k != "name"}
     cls = CHANNELS[spec["name"]]
-    fields = {f.name for f in dataclasses.fields(cls)}
+    if dataclasses.is_dataclass(cls):
+        fields = {f.name for f in dataclasses.fields(cls)}
+    else:  # a channel class that is not a dataclass: its constructor's keywords
+        fields = set(inspect.signature(cls).parameters) - {"self"}
     unknown = sorted(set(params) - fields, key=str)
     if unknown:
         raise ValueError(
