@@ -25,15 +25,12 @@ processes (default 2: both cores busy), and report
 Measured ``--pool`` (2-core machine shared with six other engineers, 2026-11-24; the load
 average is printed beside every run because the speedup is only as good as the idleness)::
 
-    load 2.9 (one other process at ~40% CPU)   workers 1: 4.95 s, 2: 3.23 s -> 1.53x
-                                               pool use (cells / workers x wall): 98%, 92%
-    load 6-8 (several test suites)             workers 1: 7.60 s, 2: 8.49 s -> 0.90x
-    start-up per call, tiny sweep, load 2.9:   loky first call 1.01 s, reused 0.008-0.038 s;
-                                               fresh spawn pool (naive) 1.16-1.20 s per call
-
-The 2-worker cells took as long per cell as in-process ones only when nothing else ran;
-with 92% pool use, an idle machine gives about 2 x 0.92 = 1.8x (not observed: the
-machine was never idle during the measurement window).
+    no other process running (load avg 2.4,    workers 1: 4.83 s, 2: 2.49 s -> 1.94x
+      decaying from earlier runs)              pool use (cells / workers x wall): 98%, 96%
+    one other process at ~40% CPU (load 2.9)   workers 1: 4.95 s, 2: 3.23 s -> 1.53x
+    several test suites running (load 6-8)     workers 1: 7.60 s, 2: 8.49 s -> 0.90x
+    start-up per call, tiny sweep, idle:       loky first call 0.96 s, reused 0.008-0.032 s;
+                                               fresh spawn pool (naive) 1.07-1.08 s per call
 
 Usage::
 
