@@ -12,8 +12,9 @@ It raises :class:`AgentCheckError` (an ``AssertionError``) naming the first viol
    non-empty string ``name``;
 2. ``reset(problem, seed=...)`` accepts the seed as a keyword;
 3. ``act()`` returns an integer (Python or NumPy) in ``[0, problem.n)``;
-4. ``posterior()`` returns two float arrays of shape ``(problem.n,)``, the estimate
-   finite and the width finite and non-negative, before and after every update;
+4. ``posterior()`` is optional (one rule, :mod:`agents.protocol`); when the agent has it,
+   it returns two float arrays of shape ``(problem.n,)``, the estimate finite and the
+   width finite and non-negative, before and after every update;
 5. same seed and same rewards give the same actions and posterior (bit for bit), and a
    second ``reset`` starts from scratch (no state leaks between runs);
 6. extreme payoffs (``+-1e12``) leave ``act()`` valid and ``posterior()`` finite;
@@ -81,7 +82,9 @@ def _snapshot(problem: Any) -> dict[str, Any]:
     return snap
 
 
-def _check_posterior(agent: Any, n: int, when: str) -> tuple[np.ndarray, np.ndarray]:
+def _check_posterior(agent: Any, n: int, when: str) -> tuple[np.ndarray, np.ndarray] | None:
+    if not callable(getattr(agent, "posterior", None)):
+        return None  # posterior() is optional (agents.protocol)
     out = agent.posterior()
     if not isinstance(out, tuple) or len(out) != 2:
         _fail(f"posterior() {when} must return a tuple (estimate, width); got {type(out)}.")
@@ -133,7 +136,8 @@ def _rollout(
         agent.update(a, y)
         actions.append(a)
         _check_posterior(agent, n, f"after round {t}")
-    est, width = _check_posterior(agent, n, "at the end")
+    post = _check_posterior(agent, n, "at the end")
+    est, width = post if post is not None else (np.zeros(0), np.zeros(0))
     return actions, est, width
 
 
@@ -157,9 +161,7 @@ def check_agent(
         problem = default_check_problem()
     rounds = min(int(problem.horizon), 200) if rounds is None else int(rounds)
     if not isinstance(agent, Agent):
-        missing = [
-            m for m in ("name", "reset", "act", "update", "posterior") if not hasattr(agent, m)
-        ]
+        missing = [m for m in ("name", "reset", "act", "update") if not hasattr(agent, m)]
         _fail(f"{type(agent).__name__} does not implement the Agent protocol; missing {missing}.")
     if not isinstance(agent.name, str) or not agent.name:
         _fail(f"agent.name must be a non-empty string; got {agent.name!r}.")

@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:
     from hbo_envs.problem import Problem
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "PosteriorAgent"]
 
 
 @runtime_checkable
@@ -38,9 +38,14 @@ class Agent(Protocol):
     """A bandit algorithm over a finite candidate set.
 
     ``reset(problem, seed=...)`` starts a new run; ``act()`` returns the index of the point
-    to play; ``update(action, reward)`` feeds back the observed payoff; ``posterior()``
-    returns ``(estimate, width)``, the agent's current estimate of ``f`` on every point and
-    the half-width of its confidence band (shape ``(problem.n,)`` each, finite).
+    to play; ``update(action, reward)`` feeds back the observed payoff.
+
+    ``posterior()`` is **optional** — one rule for the whole project (this protocol,
+    :func:`agents.check_agent` and the harness): an agent without it runs everywhere and
+    its ``coverage`` is NaN ("no confidence band"); an agent *with* it must follow
+    :class:`PosteriorAgent` (finite estimate, finite non-negative width, shape
+    ``(problem.n,)``), which ``check_agent`` checks and the harness enforces — a NaN
+    posterior fails its cell with an error naming the agent, it is never scored.
 
     Hyperparameters belong in ``__init__``; validation and all run state belong in
     ``reset``. Draw randomness only from one ``np.random.Generator`` seeded in ``reset``
@@ -54,5 +59,16 @@ class Agent(Protocol):
     def act(self) -> int: ...
 
     def update(self, action: int, reward: float) -> None: ...
+
+
+@runtime_checkable
+class PosteriorAgent(Agent, Protocol):
+    """An :class:`Agent` with the optional ``posterior()``.
+
+    ``posterior()`` returns ``(estimate, width)``: the agent's current estimate of ``f``
+    on every point and the half-width of its confidence band, two float arrays of shape
+    ``(problem.n,)``, the estimate finite and the width finite and non-negative. The
+    harness uses it for the confidence-coverage diagnostic (Chowdhury–Gopalan Fig. 1f).
+    """
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]: ...

@@ -12,8 +12,13 @@ Examples::
     hbo-bench list
 
 Exit status: 0 when every cell finished, 1 when some cell failed (a failure summary is
-printed; rerunning the same command retries only unfinished cells), 2 on a usage error,
-130 when interrupted (finished cells are kept; rerun to resume).
+printed; rerunning the same command retries only unfinished cells), 2 on a usage error
+(a bad option or value: the message names it, the value and what is allowed) or a
+file-system fault (the message names the path and the fix), 130 when interrupted
+(finished cells are kept; rerun to resume).
+
+Seeds have one syntax in every subcommand: ``--seeds 0-19,25`` (a list of ranges) or
+``--n-seeds 20`` (seeds 0..19).
 """
 
 from __future__ import annotations
@@ -43,6 +48,32 @@ def _add_exec_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_seed_options(g: Any, default: str) -> None:
+    """The one seed syntax of every subcommand: ``--seeds 0-19,25`` or ``--n-seeds N``."""
+    g.add_argument(
+        "--seeds",
+        default=None,
+        help=f"seeds, e.g. '0-19' or '0,3,7-8' (default {default}; at most 100000)",
+    )
+    g.add_argument("--n-seeds", type=int, default=None, help="seeds 0 .. N-1")
+
+
+def _seed_arg(args: argparse.Namespace) -> Any:
+    """``--seeds`` (a range/list) or ``--n-seeds`` (a count); None when neither is given."""
+    from hbo_envs.harness import parse_seeds
+    from hbo_envs.harness.specs import MAX_SEEDS
+
+    if args.n_seeds is not None:
+        if not 1 <= args.n_seeds <= MAX_SEEDS:
+            raise UsageError(
+                f"--n-seeds must be an integer in [1, {MAX_SEEDS}]. Got {args.n_seeds}."
+            )
+        return args.n_seeds
+    if args.seeds is not None:
+        return parse_seeds(args.seeds)
+    return None
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="hbo-bench",
@@ -59,8 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         help="registered name or module:Class, optionally with [key=value,...] (repeatable)",
     )
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--seeds", default=None, help="seeds, e.g. '0-19' or '0,3,7' (default 0-4)")
-    g.add_argument("--n-seeds", type=int, default=None, help="seeds 0 .. N-1")
+    _add_seed_options(g, "0-4")
     r.add_argument("--horizon", type=int, default=None, help="rounds T (default: env's)")
     r.add_argument("--env-kwargs", default=None, help="JSON dict passed to gym.make")
     r.add_argument("--out", required=True, help="results directory (resumable)")
@@ -96,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--quick", action="store_true", help="small faithful version (~1 minute)")
     q.add_argument("--out", default=None, help="results directory (default results/NAME[-quick])")
     q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
-    q.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
+    _add_seed_options(q.add_mutually_exclusive_group(), "the experiment's")
     q.add_argument("--horizon", type=int, default=None, help="override T for every env")
     q.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
     _add_exec_options(q)
@@ -130,12 +160,9 @@ def _print_failures(failures: list[dict[str, Any]]) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from hbo_envs.harness import build_cells, format_table, parse_agent, parse_seeds, run_sweep
 
-    if args.n_seeds is not None:
-        if args.n_seeds < 1:
-            raise UsageError(f"--n-seeds must be a positive integer. Got {args.n_seeds}.")
-        seeds: Any = args.n_seeds
-    else:
-        seeds = parse_seeds(args.seeds or "0-4")
+    seeds = _seed_arg(args)
+    if seeds is None:
+        seeds = parse_seeds("0-4")
     env_kwargs = {}
     if args.env_kwargs:
         try:
@@ -183,9 +210,9 @@ def _load(dir_: str) -> tuple[Any, Any]:
     records = store.load_records()
     sp = store.root / "summary.parquet"
     if sp.exists():
-        import pandas as pd
+        from hbo_envs.harness.store import read_table_file
 
-        summary = pd.read_parquet(sp)
+        summary = read_table_file(sp)
     else:
         failed: dict[tuple[str, str], int] = {}
         for st in store.cell_statuses():
@@ -203,19 +230,10 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     if args.format == "csv":
         summary.to_csv(sys.stdout, index=False)
     elif args.format == "markdown":
-        print(summary.to_markdown(index=False) if _has_tabulate() else summary.to_string())
+        print(summary.to_markdown(index=False, floatfmt=".6g"))  # needs tabulate (a dependency)
     else:
         print(format_table(summary, runtime=args.format == "runtime"))
     return 0
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-
-        return True
-    except ImportError:
-        return False
 
 
 def _plot_dir(
@@ -272,24 +290,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.harness.exponent
         from hbo_envs.harness.exponent import reproduce_exponent
 
-        return reproduce_exponent(exp, args, specs, skipped)
-    seeds = exp.quick_seeds if args.quick else exp.seeds
-    if args.seeds is not None:
-        if args.seeds < 1:
-            raise UsageError(f"--seeds must be a positive integer. Got {args.seeds}.")
-        seeds = args.seeds
+        return reproduce_exponent(exp, args, specs, skipped, _seed_arg(args))
+    seeds = _seed_arg(args)
+    if seeds is None:
+        seeds = exp.quick_seeds if args.quick else exp.seeds
+    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
 
     def horizon(env: str) -> int | None:
         return args.horizon if args.horizon is not None else exp.horizon_for(env, args.quick)
 
     out = Path(args.out or f"results/{exp.name}{'-quick' if args.quick else ''}")
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
-    scale = f"{seeds} seeds, T = " + ", ".join(str(horizon(e) or "env default") for e in exp.envs)
+    scale = f"{n_seeds} seeds, T = " + ", ".join(str(horizon(e) or "env default") for e in exp.envs)
     print(
         f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
     )
-    if args.quick and exp.quick_note and args.seeds is None and args.horizon is None:
+    if args.quick and exp.quick_note and _seed_arg(args) is None and args.horizon is None:
         print(f"  quick configuration: {exp.quick_note}")
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
@@ -308,7 +325,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "citation": exp.citation,
             "protocol": exp.protocol,
             "quick": bool(args.quick),
-            "seeds_override": args.seeds,
+            "seeds_override": None if args.seeds is None and args.n_seeds is None else seeds,
             "horizon_override": args.horizon,
             "expect": exp.expect,
             "skipped_agents": skipped,
@@ -366,7 +383,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         out / "summary.json",
         {
             "experiment": meta["experiment"],
-            "seeds": seeds,
+            "seeds": seeds if isinstance(seeds, int) else list(seeds),
             "horizons": {e: horizon(e) for e in exp.envs},
             "verdicts": verdict_records(verdicts),
             "summary": json.loads(res.summary.to_json(orient="records")),
@@ -410,8 +427,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except (UsageError, ValueError) as exc:
+    except (UsageError, ValueError, TypeError) as exc:
         print(f"hbo-bench: error: {exc}", file=sys.stderr)
+        return 2
+    except ConnectionError as exc:  # e.g. an unreachable --address
+        print(f"hbo-bench: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `hbo-bench list | head`: stop quietly, like any filter
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:  # file-system faults: one line naming the path and the fix
+        from hbo_envs.harness.store import ResultsDirError, fs_error
+
+        if isinstance(exc, ResultsDirError):
+            msg = exc.strerror
+        elif exc.filename is not None:
+            msg = fs_error(Path(exc.filename), exc, "write").strerror
+        else:
+            msg = str(exc)
+        print(f"hbo-bench: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -31,7 +31,7 @@ import numpy as np
 from scipy import special
 from scipy.spatial.distance import cdist
 
-from hbo_envs.validation import check_real
+from hbo_envs.validation import MAX_LENGTHSCALE, MIN_LENGTHSCALE, check_real
 
 __all__ = ["Kernel", "SquaredExponential", "Matern", "EmpiricalKernel", "make_kernel", "sqdist"]
 
@@ -101,7 +101,14 @@ class SquaredExponential(Kernel):
         object.__setattr__(
             self,
             "lengthscale",
-            check_real("SquaredExponential", "lengthscale", self.lengthscale, 0),
+            check_real(
+                "SquaredExponential",
+                "lengthscale",
+                self.lengthscale,
+                MIN_LENGTHSCALE,
+                MAX_LENGTHSCALE,
+                "both",
+            ),
         )
 
     def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
@@ -131,9 +138,15 @@ class Matern(Kernel):
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "lengthscale", check_real("Matern", "lengthscale", self.lengthscale, 0)
+            self,
+            "lengthscale",
+            check_real(
+                "Matern", "lengthscale", self.lengthscale, MIN_LENGTHSCALE, MAX_LENGTHSCALE, "both"
+            ),
         )
-        object.__setattr__(self, "nu", check_real("Matern", "nu", self.nu, 0))
+        # nu beyond ~1e3 is the SE kernel for every purpose, and K_nu's log-space formula
+        # loses all precision there.
+        object.__setattr__(self, "nu", check_real("Matern", "nu", self.nu, 0, 1000.0, "right"))
 
     def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
         r = np.sqrt(d2) / self.lengthscale

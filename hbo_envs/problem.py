@@ -25,7 +25,13 @@ from typing import Any
 import numpy as np
 
 from hbo_envs.kernels import Kernel
-from hbo_envs.validation import as_readonly
+from hbo_envs.validation import (
+    MAX_HORIZON,
+    as_readonly,
+    check_finite_constants,
+    check_int,
+    check_real,
+)
 
 __all__ = ["Problem"]
 
@@ -83,13 +89,42 @@ class Problem:
             raise ValueError(
                 f"kernel_matrix must have shape ({n}, {n}) to match points; got {K.shape}."
             )
+        # No Problem with a non-finite constant is ever published: an overflow (a noise
+        # scale of 1e200, a lengthscale of 1e-300) is refused here for every env, however
+        # it was built, instead of reaching an agent as B = nan.
+        check_finite_constants(
+            "Problem",
+            {"points": pts, "kernel_matrix": K},
+            "a NaN or infinite entry means a kernel or objective parameter is out of range",
+        )
+        check_finite_constants(
+            "Problem",
+            {
+                "B": self.B,
+                "alpha": self.alpha,
+                "v": self.v,
+                "nu": self.nu,
+                "sup_f": self.sup_f,
+                "noise_scale": self.noise_scale,
+                "kernel_jitter": self.kernel_jitter,
+                "C": self.C,
+            },
+            "computed from the env's parameters; an overflow means a channel, kernel or "
+            "objective parameter is out of the range that works",
+        )
         object.__setattr__(self, "points", as_readonly(pts))
         object.__setattr__(self, "kernel_matrix", as_readonly(K))
         if not 0 < self.alpha <= 1:
             raise ValueError(f"Problem.alpha must be in (0, 1]; got {self.alpha!r}.")
-        if int(self.horizon) < 1:
-            raise ValueError(f"Problem.horizon must be a positive integer; got {self.horizon!r}.")
-        object.__setattr__(self, "horizon", int(self.horizon))
+        for name in ("B", "v", "nu", "sup_f", "noise_scale", "kernel_jitter"):
+            object.__setattr__(
+                self, name, check_real("Problem", name, getattr(self, name), 0, closed="left")
+            )
+        if self.C is not None:
+            object.__setattr__(self, "C", check_real("Problem", "C", self.C, 0, closed="left"))
+        object.__setattr__(
+            self, "horizon", check_int("Problem", "horizon", self.horizon, 1, MAX_HORIZON)
+        )
         object.__setattr__(self, "meta", dict(self.meta))
 
     @property

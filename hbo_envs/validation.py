@@ -20,13 +20,31 @@ import numpy as np
 __all__ = [
     "ParameterTypeError",
     "as_readonly",
+    "check_bool",
     "check_choice",
+    "check_finite_constants",
     "check_index",
     "check_int",
     "check_moment_index",
     "check_real",
     "param_error",
+    "MAX_HORIZON",
+    "MAX_SCALE",
+    "MAX_LENGTHSCALE",
+    "MIN_LENGTHSCALE",
 ]
+
+MAX_HORIZON = 10**9
+"""Largest episode length ``T`` any env, agent or the harness accepts (rounds)."""
+
+MAX_SCALE = 1e100
+"""Largest noise scale / magnitude of a reward channel: moments ``~ scale^{1+alpha}`` and
+heavy-tailed draws (up to ``~1e13 scale``) stay far inside the float range."""
+
+MIN_LENGTHSCALE = 1e-100
+MAX_LENGTHSCALE = 1e100
+"""Kernel lengthscales outside ``[1e-100, 1e100]`` over- or underflow ``l^2`` (a NaN
+kernel matrix, ``B = nan``); they are refused."""
 
 
 def param_error(owner: str, name: str, allowed: str, value: Any) -> ValueError:
@@ -142,3 +160,38 @@ def check_index(owner: str, name: str, value: Any, n: int) -> int:
     if not 0 <= i < n:
         raise param_error(owner, name, allowed, value)
     return i
+
+
+def check_bool(owner: str, name: str, value: Any, *, allow_none: bool = False) -> bool | None:
+    """Return ``value`` if it is a bool (Python or NumPy), or raise the uniform error.
+
+    Strings are refused (``bool("false")`` is ``True``), and so are ``0``/``1``: a flag
+    is a flag. ``allow_none`` also accepts ``None`` (a "default" sentinel).
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    allowed = "True or False" + (" (or None for the default)" if allow_none else "")
+    msg = str(param_error(owner, name, allowed, value))
+    raise ParameterTypeError(f"{msg[:-1]} (of type {type(value).__name__}).")
+
+
+def check_finite_constants(owner: str, values: dict[str, Any], hint: str = "") -> None:
+    """Raise the uniform error for the first entry of ``values`` that is not finite.
+
+    For *computed* constants (``B``, ``v``, ``nu``, a kernel matrix, ...): an overflow or a
+    NaN means a parameter was out of the range that works; ``hint`` says which.
+    """
+    for name, value in values.items():
+        if value is None:
+            continue
+        arr = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(arr)):
+            shown = (
+                value
+                if arr.ndim == 0
+                else f"an array with {int(np.sum(~np.isfinite(arr)))} non-finite entries"
+            )
+            allowed = "finite" + (f" ({hint})" if hint else "")
+            raise param_error(owner, name, allowed, shown)

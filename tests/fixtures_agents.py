@@ -105,3 +105,22 @@ class SleepyUniform(Uniform):
 
         time.sleep(self.sleep)
         super().reset(problem, seed=seed)
+
+
+class ExitOnSeed(Uniform):
+    """Kills its worker process (``os._exit``) in the cell of seed 1: a segfault stand-in."""
+
+    name = "exit-on-seed"
+
+    def reset(self, problem, *, seed=None):
+        super().reset(problem, seed=seed)
+        self.seed = seed
+
+    def act(self):
+        import multiprocessing as mp
+
+        from hbo_envs.harness.specs import agent_seed
+
+        if self.seed == agent_seed(1) and mp.current_process().name != "MainProcess":
+            os._exit(1)  # only ever in a pool worker, never in the test process
+        return super().act()

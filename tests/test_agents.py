@@ -223,7 +223,7 @@ def test_experiment_and_theory_schedules_use_sup_f_and_B():
         (
             "mom-gp-ucb",
             {"ell": 0},
-            "The 'ell' parameter of MoMGPUCB must be an integer in [1, inf]. Got 0 instead.",
+            "The 'ell' parameter of MoMGPUCB must be an integer in [1, 300]. Got 0 instead.",
         ),
         ("mom-gp-ucb", {"delta_prime": -0.1}, "The 'delta_prime' parameter of MoMGPUCB"),
         (
@@ -259,7 +259,10 @@ def test_bad_schedule_values_runtime_inputs_and_seeds_are_refused():
 
 
 def test_missing_problem_constant_names_the_override():
-    p = small_problem(B=math.inf)
+    # Problem refuses non-finite constants; a duck-typed problem record (a third party's)
+    # can still carry one, and the agent must name the override then.
+    p = small_problem()
+    object.__setattr__(p, "B", math.inf)
     with pytest.raises(ValueError, match=r"finite problem\.B.*beta=\.\.\."):
         agents.make("ca-tgp-ucb", schedule="theory").reset(p, seed=0)
     agent = agents.make("ca-tgp-ucb", beta=2.0)  # an override needs no B

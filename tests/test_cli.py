@@ -100,18 +100,18 @@ def test_resume_skips_finished_cells(tmp_path: Path) -> None:
     env = {"HBO_TEST_COUNTER": str(counter)}
     r1 = hbo_bench(*args, env=env)
     assert r1.returncode == 0, r1.stderr
-    assert len(counter.read_text().split()) == 4
+    assert len(counter.read_text().split()) == 1 + 4  # one validation reset + 4 cells
     mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()}
     time.sleep(0.01)
     r2 = hbo_bench(*args, env=env)
     assert r2.returncode == 0 and "0 cell(s) run, 4 already finished" in r2.stdout
-    assert len(counter.read_text().split()) == 4  # no agent was reset again
+    assert len(counter.read_text().split()) == 1 + 4  # no agent was reset again
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()} == mtimes
     # a partially finished sweep: delete one cell, only it runs again
     next((tmp_path / "out" / "cells").glob("*__2.json")).unlink()
     r3 = hbo_bench(*args, env=env)
     assert "1 cell(s) run, 3 already finished" in r3.stdout
-    assert len(counter.read_text().split()) == 5
+    assert len(counter.read_text().split()) == 1 + 4 + 1 + 1
 
 
 def test_failing_third_party_agent_fails_only_its_cells(tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert r.returncode == 0 and "cg2019-fig1a" in r.stdout and "pl2024-table1" in r.stdout
     out = tmp_path / "fig1f"
     r = hbo_bench(
-        "reproduce", "cg2019-fig1f", "--quick", "--seeds", "2", "--horizon", "150",
+        "reproduce", "cg2019-fig1f", "--quick", "--n-seeds", "2", "--horizon", "150",
         "--out", str(out), "--workers", "1",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

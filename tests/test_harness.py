@@ -198,10 +198,10 @@ def test_sweep_resume_and_fingerprint(tmp_path, monkeypatch) -> None:
     cells = build_cells([ENV], [AgentSpec(CountingUniform)], 3, horizon=30)
     r1 = run_sweep(cells, out=tmp_path / "out", workers=1, progress=False)
     assert (r1.ran, r1.skipped) == (3, 0)
-    assert len(counter.read_text().split()) == 3
+    assert len(counter.read_text().split()) == 1 + 3  # run_sweep validates the agent once
     r2 = run_sweep(cells, out=tmp_path / "out", workers=1, progress=False)
     assert (r2.ran, r2.skipped) == (0, 3)
-    assert len(counter.read_text().split()) == 3  # nothing re-ran
+    assert len(counter.read_text().split()) == 1 + 3  # nothing re-ran, nothing validated
     pd.testing.assert_frame_equal(r1.records, r2.records)
     more = build_cells([ENV], [AgentSpec(CountingUniform)], 5, horizon=30)
     r3 = run_sweep(more, out=tmp_path / "out", workers=1, progress=False)

@@ -104,7 +104,9 @@ class MoMGPUCB(GPUCBAgent):
             c = 1.0 if self.schedule_ == "experiment" else 8.0
             self.ell_ = max(1, math.ceil(c * math.log(2.0 * T / self.delta_prime_)))
         else:
-            self.ell_ = check_int(owner, "ell", self.ell, 1, None)
+            # Bounded before the engine allocates its (n, ell) columns: an episode longer
+            # than T never ends, and beyond 2^27 / n columns one array exceeds 1 GiB.
+            self.ell_ = check_int(owner, "ell", self.ell, 1, max(1, min(T, 2**27 // problem.n)))
         self.N_ = T // self.ell_
         if self.beta is None:
             self.B_ = self._constant(problem, "sup_f" if self.schedule_ == "experiment" else "B")

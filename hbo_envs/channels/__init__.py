@@ -11,6 +11,8 @@ One module per channel; each computes its exact moment constants
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from typing import Any
 
 from hbo_envs.channels.base import Moments, RewardChannel
@@ -56,4 +58,15 @@ def make_channel(spec: RewardChannel | str | dict[str, Any]) -> RewardChannel:
             f"{sorted(CHANNELS)} or a dict with one of them as 'name'. Got {spec!r} instead."
         )
     params = {k: v for k, v in spec.items() if k != "name"}
-    return CHANNELS[spec["name"]](**params)
+    cls = CHANNELS[spec["name"]]
+    if dataclasses.is_dataclass(cls):
+        fields = {f.name for f in dataclasses.fields(cls)}
+    else:  # a channel class that is not a dataclass: its constructor's keywords
+        fields = set(inspect.signature(cls).parameters) - {"self"}
+    unknown = sorted(set(params) - fields, key=str)
+    if unknown:
+        raise ValueError(
+            f"The channel {spec['name']!r} has no parameter {unknown[0]!r}; its parameters "
+            f"are {', '.join(sorted(fields))}. Got {spec!r} instead."
+        )
+    return cls(**params)

@@ -50,6 +50,10 @@ class RewardChannel:
 
     name: str = "channel"
     alpha: float
+    requires_positive_f: bool = False
+    """Whether :meth:`validate` needs ``f > 0`` (the multiplicative Pareto channel): an env
+    that redraws its objective refuses such a channel at construction unless every
+    objective it can draw is positive (see :class:`~hbo_envs.envs.base.GPBanditEnv`)."""
 
     def validate(self, f: np.ndarray) -> None:
         """Raise ``ValueError`` if the channel's assumptions fail for this ``f``."""
@@ -67,7 +71,15 @@ class RewardChannel:
         f = np.asarray(f, dtype=float)
         self.validate(f)
         c = math.ceil(float(np.max(np.abs(f))) * 1e9 - 1e-6) / 1e9
-        return _cached_moments(self, c)
+        m = _cached_moments(self, c)
+        if not all(math.isfinite(x) for x in (m.alpha, m.v, m.nu, m.noise_scale)):
+            raise ValueError(
+                f"The {type(self).__name__} channel {self.params()} has non-finite moment "
+                f"constants (v={m.v!r}, nu={m.nu!r}) for max|f| = {c!r}: a parameter is out of "
+                "the range where E|y|^(1+alpha) is representable; choose a smaller scale or "
+                "a larger tail index."
+            )
+        return m
 
     def moments_at(self, c: float) -> Moments:  # pragma: no cover - abstract
         """Moment constants when ``max_x |f(x)| = c`` (implemented by each channel)."""

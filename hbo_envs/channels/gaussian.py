@@ -10,7 +10,7 @@ from scipy import special, stats
 
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
-from hbo_envs.validation import check_real
+from hbo_envs.validation import MAX_SCALE, check_real
 
 __all__ = ["Gaussian"]
 
@@ -29,7 +29,7 @@ class Gaussian(RewardChannel):
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "sigma", check_real("Gaussian", "sigma", self.sigma, 0, closed="left")
+            self, "sigma", check_real("Gaussian", "sigma", self.sigma, 0, MAX_SCALE, "both")
         )
         object.__setattr__(
             self, "alpha", check_real("Gaussian", "alpha", self.alpha, 0, 1, "right")

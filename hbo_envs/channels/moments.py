@@ -21,6 +21,14 @@ from scipy import integrate
 __all__ = ["abs_moment"]
 
 
+def _pow(x: float, p: float) -> float:
+    """``x ** p`` for ``x >= 0``, ``inf`` instead of ``OverflowError``."""
+    try:
+        return float(x**p)
+    except OverflowError:
+        return float("inf")
+
+
 def abs_moment(
     dist: Any,
     c: float,
@@ -45,7 +53,14 @@ def abs_moment(
     if p >= lower_tail or p >= upper_tail:
         raise ValueError(f"E|X|^{p} is infinite for tail index {min(lower_tail, upper_tail)}.")
     if d == 0:
-        return float(abs(c) ** p)
+        return _pow(abs(c), p)
+    # Homogeneity, E|c + dX|^p = m^p E|c/m + (d/m) X|^p with m = max(|c|, |d|): the
+    # quadrature only ever sees coefficients <= 1, so a huge noise scale cannot overflow
+    # inside it (the tail nodes reach X ~ 1e165); only a result beyond the float range
+    # is inf, and the channels refuse that with the parameter's name.
+    m = max(abs(float(c)), abs(float(d)))
+    if m != 1.0:
+        return _pow(m, p) * abs_moment(dist, c / m, d / m, p, lower_tail, upper_tail)
     tiny = 1e-200
 
     def lower(u: float) -> float:  # u in (0, 1/2]

@@ -41,6 +41,7 @@ class Pareto(RewardChannel):
     shape: float = 2.0
     alpha: float = 0.9
     name = "pareto"
+    requires_positive_f = True
 
     def __post_init__(self) -> None:
         alpha = check_real("Pareto", "alpha", self.alpha, 0, 1, "right")

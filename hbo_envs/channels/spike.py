@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hbo_envs.channels.base import Moments, RewardChannel
-from hbo_envs.validation import check_choice, check_real
+from hbo_envs.validation import MAX_SCALE, check_choice, check_real
 
 __all__ = ["Spike", "SpikeState"]
 
@@ -48,7 +48,11 @@ class Spike(RewardChannel):
     name = "spike"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "magnitude", check_real("Spike", "magnitude", self.magnitude, 0))
+        object.__setattr__(
+            self,
+            "magnitude",
+            check_real("Spike", "magnitude", self.magnitude, 0, MAX_SCALE, "right"),
+        )
         object.__setattr__(self, "alpha", check_real("Spike", "alpha", self.alpha, 0, 1, "right"))
         check_choice("Spike", "sign", self.sign, ("per_sample", "per_episode"))
 

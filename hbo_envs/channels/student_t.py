@@ -10,7 +10,7 @@ from scipy import special, stats
 
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
-from hbo_envs.validation import check_moment_index, check_real
+from hbo_envs.validation import MAX_SCALE, check_moment_index, check_real
 
 __all__ = ["StudentT"]
 
@@ -37,7 +37,9 @@ class StudentT(RewardChannel):
     def __post_init__(self) -> None:
         alpha = check_real("StudentT", "alpha", self.alpha, 0, 1, "right")
         object.__setattr__(self, "alpha", alpha)
-        object.__setattr__(self, "scale", check_real("StudentT", "scale", self.scale, 0))
+        object.__setattr__(
+            self, "scale", check_real("StudentT", "scale", self.scale, 0, MAX_SCALE, "right")
+        )
         object.__setattr__(self, "df", check_moment_index("StudentT", "df", self.df, alpha))
 
     def moments_at(self, c: float) -> Moments:

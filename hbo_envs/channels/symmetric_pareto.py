@@ -17,7 +17,7 @@ from scipy import stats
 from hbo_envs.channels.base import Moments, RewardChannel
 from hbo_envs.channels.moments import abs_moment
 from hbo_envs.channels.pareto import pareto_sample
-from hbo_envs.validation import check_moment_index, check_real
+from hbo_envs.validation import MAX_SCALE, check_moment_index, check_real
 
 __all__ = ["SymmetricPareto"]
 
@@ -40,7 +40,9 @@ class SymmetricPareto(RewardChannel):
     def __post_init__(self) -> None:
         eps = check_real("SymmetricPareto", "epsilon", self.epsilon, 0, 1, "right")
         object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "scale", check_real("SymmetricPareto", "scale", self.scale, 0))
+        object.__setattr__(
+            self, "scale", check_real("SymmetricPareto", "scale", self.scale, 0, MAX_SCALE, "right")
+        )
         shape = 1.0 + eps + 0.01 if self.shape is None else self.shape
         shape = check_moment_index("SymmetricPareto", "shape", shape, eps, "epsilon")
         object.__setattr__(self, "shape", shape)
@@ -59,11 +61,16 @@ class SymmetricPareto(RewardChannel):
         return stats.pareto(self.shape, scale=self.scale)
 
     def moments_at(self, c: float) -> Moments:
-        p, a, m = 1.0 + self.epsilon, self.shape, self.z_mean
-        z = self.z_distribution()
-        nu = abs_moment(z, -m, 1.0, p, upper_tail=a)
+        # z = lambda z1 with z1 ~ Pareto(a, 1): eta = zeta lambda (z1 - E z1), so
+        # |c + eta| = |(c -+ lambda E z1) +- lambda z1| with the unit-scale distribution
+        # (abs_moment normalises the coefficients, so a huge lambda cannot overflow).
+        p, a, s = 1.0 + self.epsilon, self.shape, self.scale
+        m1 = a / (a - 1.0)
+        z1 = stats.pareto(a)
+        nu = abs_moment(z1, -s * m1, s, p, upper_tail=a)
         v = 0.5 * (
-            abs_moment(z, c - m, 1.0, p, upper_tail=a) + abs_moment(z, c + m, -1.0, p, upper_tail=a)
+            abs_moment(z1, c - s * m1, s, p, upper_tail=a)
+            + abs_moment(z1, c + s * m1, -s, p, upper_tail=a)
         )
         return Moments(self.epsilon, float(v), float(nu), self.scale)
 

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from hbo_envs.channels import RewardChannel, make_channel
 from hbo_envs.objectives import OBJECTIVES, Objective
 from hbo_envs.problem import Problem
-from hbo_envs.validation import check_index, check_int
+from hbo_envs.validation import MAX_HORIZON, check_bool, check_index, check_int, param_error
 
 __all__ = ["GPBanditEnv", "ObjectiveSpec"]
 
@@ -22,26 +22,64 @@ _OBS = np.int64(0)  # the constant placeholder observation
 ObjectiveSpec = Objective | str | dict[str, Any] | Callable[[np.random.Generator], Objective]
 
 
+_POSITIVE = "positive_values"
+"""Attribute a callable objective generator may carry (``True``): every draw has f > 0."""
+
+
+def _positive_family(name: str, params: dict[str, Any]) -> bool:
+    """Whether *every* draw of a named random objective has ``f > 0`` on its candidates.
+
+    True for the kernel sums with ``coeffs="positive"`` whose kernel stays positive (no
+    underflow to 0) across the whole domain ``[0, 1]^dim``: then ``f(x) = sum_i a_i k(x, x_i)``
+    with ``a_i >= 0`` (not all zero) is positive at every point, for every draw.
+    """
+    if name not in ("random-rkhs", "chowdhury-gopalan") or params.get("coeffs") != "positive":
+        return False
+    from hbo_envs.kernels import Matern, SquaredExponential, make_kernel
+
+    try:
+        if name == "random-rkhs":
+            k = make_kernel(params.get("kernel", "se"))
+            dim = int(params.get("dim", 1))
+        else:
+            ls = params.get("lengthscale", 0.2)
+            k = (
+                SquaredExponential(ls)
+                if params.get("kernel", "se") == "se"
+                else Matern(ls, params.get("matern_nu", 2.5))
+            )
+            dim = 1
+        far = k(np.zeros((1, dim)), np.ones((1, dim)))[0, 0]  # k at the domain's diameter
+    except (TypeError, ValueError):
+        return False  # invalid parameters: the generator itself reports them
+    return bool(far > 0)
+
+
 def _objective_factory(
     spec: ObjectiveSpec,
-) -> tuple[Callable[[np.random.Generator], Objective], bool]:
-    """``(draw, random)``: a function ``rng -> Objective`` and whether it depends on ``rng``."""
+) -> tuple[Callable[[np.random.Generator], Objective], bool, bool]:
+    """``(draw, random, positive)``: a function ``rng -> Objective``, whether it depends on
+    ``rng``, and whether every draw is known to have ``f > 0``."""
     if isinstance(spec, Objective):
-        return (lambda rng: spec), False
+        return (lambda rng: spec), False, bool(np.min(spec.values) > 0)
     if isinstance(spec, str):
         spec = {"name": spec}
     if isinstance(spec, dict):
         name = spec.get("name")
-        if name not in OBJECTIVES:
+        if not isinstance(name, str) or name not in OBJECTIVES:
             raise ValueError(
                 f"The 'objective' parameter must name one of {sorted(OBJECTIVES)} (or be an "
                 f"Objective or a callable rng -> Objective). Got {spec!r} instead."
             )
         params = {k: v for k, v in spec.items() if k != "name"}
         gen = OBJECTIVES[name]
-        return (lambda rng: gen(rng, **params)), not name.startswith("griewank")
+        return (
+            (lambda rng: gen(rng, **params)),
+            not name.startswith("griewank"),
+            _positive_family(name, params),
+        )
     if callable(spec):
-        return spec, True
+        return spec, True, getattr(spec, _POSITIVE, False) is True
     raise ValueError(
         f"The 'objective' parameter must be an Objective, a name, a dict or a callable. "
         f"Got {spec!r} instead."
@@ -88,6 +126,11 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     - ``redraw``: draw a new objective at every ``reset`` from the env's generator
       (papers that "evaluate each trial on a different f"); when false the objective is
       drawn once from ``objective_seed`` and kept. Defaults to true for random generators.
+      Must be a bool (``"false"`` is refused). A channel that needs ``f > 0`` (Pareto)
+      is refused with a redrawn objective unless the family is always positive
+      (``coeffs="positive"`` with a kernel that does not underflow on the domain).
+    - Bad values of any argument raise ``ValueError``/``TypeError`` naming it, at
+      construction; ``horizon`` is at most ``10**9``.
     - ``objective_seed``: seed of the objective drawn at construction.
 
     ## Version History
@@ -113,11 +156,30 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         name: str = "",
     ) -> None:
         owner = type(self).__name__
-        self._draw, random = _objective_factory(objective)
-        self.redraw = random if redraw is None else bool(redraw)
+        # Every env is a GPBanditEnv, so these checks cover the registered ids and any
+        # env merged later: flags are bools (bool("false") is True), sizes are bounded.
+        redraw = check_bool(owner, "redraw", redraw, allow_none=True)
+        self.horizon = check_int(owner, "horizon", horizon, 1, MAX_HORIZON)
+        self.objective_seed = check_int(owner, "objective_seed", objective_seed, 0, 2**63 - 1)
+        if not isinstance(name, str):
+            raise param_error(owner, "name", "a string", name)
+        self._draw, random, positive = _objective_factory(objective)
+        self.redraw = random if redraw is None else redraw
         self.channel = make_channel(channel)
-        self.horizon = check_int(owner, "horizon", horizon, 1)
-        self.objective_seed = check_int(owner, "objective_seed", objective_seed, 0)
+        if self.redraw and self.channel.requires_positive_f and not positive:
+            # The channel's assumption must hold for every f a reset can draw, not only
+            # for the one drawn now: refused at make, not at the 100th reset.
+            raise param_error(
+                owner,
+                "channel",
+                "a channel whose assumption holds for every objective the env can draw: "
+                f"{type(self.channel).__name__} needs f(x) > 0, but the objective is redrawn "
+                "at every reset from a family that can take values <= 0. Use an objective "
+                "family that is always positive (e.g. {'name': 'random-rkhs', 'coeffs': "
+                "'positive'}), a callable generator marked positive_values=True, or "
+                "redraw=False",
+                self.channel.params(),
+            )
         self.name = name or owner
         self._set_objective(self._draw(np.random.default_rng(self.objective_seed)))
         self.action_space = spaces.Discrete(self.objective.n)

@@ -81,6 +81,9 @@ class ChowdhuryGopalanSyntheticEnv(GPBanditEnv):
         def draw(rng: np.random.Generator) -> Any:
             return chowdhury_gopalan_synthetic(rng, kernel=kernel, coeffs=coeffs)
 
+        # U[0, 1] coefficients on a kernel positive over [0, 1] (l = 0.2): f > 0 always.
+        draw.positive_values = coeffs == "positive"  # type: ignore[attr-defined]
+
         super().__init__(
             draw, channel, horizon, redraw, objective_seed, name or f"cg-{kernel}-{noise}"
         )

@@ -90,21 +90,44 @@ def lost_cell(spec: CellSpec, exc: BaseException) -> CellResult:
     )
 
 
-def _coverage(agent: Any, f: np.ndarray) -> float:
+def checked_posterior(agent: Any, n: int, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``agent.posterior()`` checked against the protocol's rule, or None without one.
+
+    ``posterior()`` is optional (:mod:`agents.protocol`); when present it must return a
+    finite estimate and a finite non-negative width of shape ``(n,)``: anything else fails
+    the cell with this error (a NaN band is never scored as coverage 0).
+    """
     post = getattr(agent, "posterior", None)
     if not callable(post):
-        return float("nan")
+        return None
     try:
         est, width = post()
     except NotImplementedError:
-        return float("nan")
+        return None
     est = np.asarray(est, dtype=float)
     width = np.asarray(width, dtype=float)
-    if est.shape != f.shape or width.shape != f.shape:
+    name = getattr(agent, "name", type(agent).__name__)
+    if est.shape != (n,) or width.shape != (n,):
         raise ValueError(
-            f"posterior() must return two arrays of shape {f.shape}; got {est.shape} and "
-            f"{width.shape}."
+            f"posterior() of agent {name!r} at round {t} must return two arrays of shape "
+            f"({n},); got {est.shape} and {width.shape}."
         )
+    if not (np.all(np.isfinite(est)) and np.all(np.isfinite(width)) and np.all(width >= 0)):
+        raise ValueError(
+            f"posterior() of agent {name!r} at round {t} returned "
+            f"{int(np.sum(~np.isfinite(est)))} non-finite estimates and "
+            f"{int(np.sum(~(np.isfinite(width) & (width >= 0))))} widths that are not finite "
+            "and >= 0; the protocol requires a finite estimate and a finite non-negative "
+            "width (agents.check_agent checks this)."
+        )
+    return est, width
+
+
+def _coverage(agent: Any, f: np.ndarray, t: int) -> float:
+    post = checked_posterior(agent, f.size, t)
+    if post is None:
+        return float("nan")
+    est, width = post
     return float(np.mean(np.abs(est - f) <= width))
 
 
@@ -203,7 +226,7 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
             wall[k] = a3 - wall0
             if has_posterior and t in cov_set:
                 c0 = perf()
-                coverage[k] = _coverage(agent, f)
+                coverage[k] = _coverage(agent, f, t)
                 wall0 += perf() - c0  # keep the diagnostic out of the timing
             k += 1
             next_rec = int(rec_at[k]) if k < n_rec else -1
@@ -226,8 +249,9 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
         columns=list(COLUMNS),
     )
     snapshot = None
-    if spec.snapshot:
-        est, width = agent.posterior()
+    post = checked_posterior(agent, f.size, T) if spec.snapshot else None
+    if post is not None:  # agents without posterior() have no band to picture
+        est, width = post
         pts = np.asarray(problem.points, dtype=float)
         snapshot = pd.DataFrame(
             {

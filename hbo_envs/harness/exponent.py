@@ -318,9 +318,16 @@ def plot_exponents(
 
 
 def reproduce_exponent(
-    exp: ExponentExperiment, args: Any, specs: Sequence[AgentSpec], skipped: Sequence[str]
+    exp: ExponentExperiment,
+    args: Any,
+    specs: Sequence[AgentSpec],
+    skipped: Sequence[str],
+    seeds: int | Sequence[int] | None = None,
 ) -> int:
-    """``hbo-bench reproduce`` for an :class:`ExponentExperiment` (called by the CLI)."""
+    """``hbo-bench reproduce`` for an :class:`ExponentExperiment` (called by the CLI).
+
+    ``seeds`` is the CLI's ``--seeds`` list or ``--n-seeds`` count (None: the experiment's).
+    """
     from hbo_envs.harness.store import write_json
 
     if args.horizon is not None:
@@ -329,14 +336,14 @@ def reproduce_exponent(
             f"{', '.join(map(str, exp.horizons))} (--quick: "
             f"{', '.join(map(str, exp.quick_horizons))})."
         )
-    seeds = args.seeds if args.seeds is not None else (exp.quick_seeds if args.quick else exp.seeds)
-    if seeds < 1:
-        raise ValueError(f"--seeds must be a positive integer. Got {seeds}.")
+    if seeds is None:
+        seeds = exp.quick_seeds if args.quick else exp.seeds
+    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
     horizons = exp.quick_horizons if args.quick else exp.horizons
     out = Path(args.out or f"results/{exp.name}{'-quick' if args.quick else ''}")
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
     print(
-        f"  running{' (quick)' if args.quick else ''}: {seeds} seeds, T = "
+        f"  running{' (quick)' if args.quick else ''}: {n_seeds} seeds, T = "
         + ", ".join(map(str, horizons))
         + "; envs: "
         + ", ".join(v.label for v in exp.variants)

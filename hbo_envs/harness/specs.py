@@ -236,28 +236,50 @@ def parse_agent(text: str) -> AgentSpec:
     return AgentSpec(text, params)
 
 
+MAX_SEED = 2**63 - 1
+"""Largest seed (seeds are stored as int64)."""
+MAX_SEEDS = 100_000
+"""Most seeds one seed list may hold (checked before the list is built)."""
+
+
 def parse_seeds(text: str) -> tuple[int, ...]:
-    """``"0-4"`` -> (0, 1, 2, 3, 4); ``"0,3,7-8"`` -> (0, 3, 7, 8); order kept, no repeats."""
+    """``"0-4"`` -> (0, 1, 2, 3, 4); ``"0,3,7-8"`` -> (0, 3, 7, 8); order kept, no repeats.
+
+    The one seed syntax of every subcommand (``run``, ``reproduce``). Seeds are in
+    ``[0, 2^63 - 1]``; at most :data:`MAX_SEEDS` of them, checked on the range bounds
+    *before* anything is allocated (``0-99999999`` is refused at once, naming the limit).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"The 'seeds' parameter must be a string like '0-19,25'. Got {text!r}.")
     out: list[int] = []
-    for part in filter(None, (p.strip() for p in str(text).split(","))):
+    total = 0
+    bad = ValueError(
+        f"The 'seeds' parameter must be non-negative integers or ranges like '0-19,25' "
+        f"(each seed in [0, {MAX_SEED}]). Got {text!r} instead."
+    )
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise ValueError(f"The 'seeds' parameter must list at least one seed. Got {text!r}.")
+    for part in parts:
+        if not part:
+            raise bad
         try:
             if "-" in part[1:]:
                 i = part.index("-", 1)
                 lo, hi = int(part[:i]), int(part[i + 1 :])
-                if hi < lo:
-                    raise ValueError
-                out.extend(range(lo, hi + 1))
             else:
-                out.append(int(part))
+                lo = hi = int(part)
         except ValueError:
+            raise bad from None
+        if hi < lo or lo < 0 or hi > MAX_SEED:
+            raise bad
+        total += hi - lo + 1
+        if total > MAX_SEEDS:
             raise ValueError(
-                f"The 'seeds' parameter must be integers or ranges like '0-19,25'. "
-                f"Got {text!r} instead."
-            ) from None
-    if not out or any(s < 0 for s in out):
-        raise ValueError(
-            f"The 'seeds' parameter must list non-negative integers. Got {text!r} instead."
-        )
+                f"The 'seeds' parameter {text!r} lists {total} or more seeds; at most "
+                f"{MAX_SEEDS} are allowed in one sweep."
+            )
+        out.extend(range(lo, hi + 1))
     return tuple(dict.fromkeys(out))
 
 
@@ -299,7 +321,13 @@ class CellSpec:
 
     @property
     def file_stem(self) -> str:
-        return slug(self.run_name)
+        """:func:`slug` of the run name; a name too long for a file name (more than 160
+        characters: long parameter lists) keeps its first 140 characters and a hash."""
+        stem = slug(self.run_name)
+        if len(stem) > 160:
+            digest = hashlib.sha256(self.run_name.encode()).hexdigest()[:16]
+            stem = f"{stem[:140]}~{digest}"
+        return stem
 
     def fingerprint(self) -> str:
         """Hash of everything that determines the cell's numbers (checked on resume)."""

@@ -13,21 +13,31 @@ Layout of ``--out DIR``::
 
 ``<run>`` is the file-name safe run name ``{env_id}__{agent}__{seed}``. A cell's files are
 written to a temporary name and renamed into place (atomic on POSIX), the ``.json`` last:
-a cell counts as finished exactly when its ``.json`` exists with status ``ok``.
+a cell counts as finished exactly when its ``.json`` exists with status ``ok`` and its
+``.parquet`` is readable with the row count the ``.json`` records.
 Re-running a sweep skips finished cells whose fingerprint matches and runs everything
-else (failed cells are retried). A finished cell with a *different* fingerprint (same
-run name, other horizon or parameters) is an error: use a fresh directory.
+else (failed cells are retried). Each finished cell it skips is verified first: a
+truncated or unreadable cell file is re-run, with a warning naming it. A finished cell
+with a *different* fingerprint (same run name, other horizon or parameters) is an error:
+use a fresh directory.
+
+File-system faults (an unwritable or read-only directory, a path under a file, a name too
+long) raise :class:`ResultsDirError` (an ``OSError``) naming the path and the fix; the
+CLI turns it into one line and exit status 2. Every file is written with the mode a
+plain ``open`` would give (``0666`` minus the umask, like the plots), not ``0600``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+import warnings
 from importlib import metadata as _md
 from pathlib import Path
 from typing import Any
@@ -38,7 +48,40 @@ from hbo_envs.harness.cell import CellResult
 from hbo_envs.harness.records import coerce, empty_records
 from hbo_envs.harness.specs import CellSpec, jsonable
 
-__all__ = ["ResultStore", "git_revision", "package_versions"]
+__all__ = ["ResultStore", "ResultsDirError", "git_revision", "package_versions"]
+
+
+class ResultsDirError(OSError):
+    """A results directory (or a file in it) cannot be created, written or read."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+"""Mode of every file the harness writes: what ``open(path, "w")`` would give."""
+
+
+def fs_error(path: Path, exc: OSError, doing: str = "write") -> ResultsDirError:
+    """One clear error for a file-system fault at ``path``: what failed and the fix."""
+    code = exc.errno
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "choose a writable --out directory or fix its permissions"
+    elif code in (errno.ENOTDIR, errno.EEXIST):
+        fix = "a component of the path is a file, not a directory; choose another --out"
+    elif code == errno.ENAMETOOLONG:
+        fix = "the path or a file name in it is too long; choose a shorter --out"
+    elif code == errno.ENOSPC:
+        fix = "the disk is full; free space or choose another --out"
+    else:
+        fix = "check the path"
+    err = ResultsDirError(code, f"Cannot {doing} {str(path)!r}: {exc.strerror or exc}. Fix: {fix}.")
+    err.filename = str(path)
+    return err
+
 
 _PACKAGES = ("hbo-bench", "numpy", "scipy", "gymnasium", "pandas", "pyarrow", "matplotlib")
 
@@ -76,12 +119,19 @@ def git_revision() -> dict[str, Any] | None:
 
 def _atomic_write(path: Path, write: Any) -> None:
     """Write via ``write(tmp_path)`` then rename onto ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise fs_error(path, exc) from exc
     try:
         write(Path(tmp))
+        os.chmod(tmp, _FILE_MODE)  # mkstemp creates 0600; outputs are shared like plots
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise fs_error(path, exc) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -115,17 +165,56 @@ class ResultStore:
             self.cells / f"{stem}.snapshot.parquet",
         )
 
+    def prepare(self) -> None:
+        """Create the directory and prove it is writable (else :class:`ResultsDirError`)."""
+        for d in (self.root, self.cells):
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise fs_error(d, exc, "create the results directory") from exc
+            if not d.is_dir():
+                raise fs_error(d, OSError(errno.ENOTDIR, "not a directory"), "use")
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=self.cells)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise fs_error(self.cells, exc, "write into") from exc
+
     def status(self, spec: CellSpec) -> dict[str, Any] | None:
         js, _, _ = self._paths(spec)
         if not js.exists():
             return None
         try:
-            return json.loads(js.read_text())
-        except (OSError, json.JSONDecodeError):
+            st = json.loads(js.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            warnings.warn(
+                f"Cell {spec.run_name!r}: its status file {str(js)!r} is unreadable ({exc}); "
+                "the cell is re-run.",
+                stacklevel=2,
+            )
             return None
+        return st if isinstance(st, dict) else None
+
+    def _verify(self, spec: CellSpec, st: dict[str, Any]) -> str | None:
+        """Why the finished cell's record file cannot be trusted, or None if it can."""
+        pq = self._paths(spec)[1]
+        if not pq.exists():
+            return "its record file is missing"
+        try:
+            import pyarrow.parquet as papq
+
+            rows = papq.read_metadata(pq).num_rows
+        except Exception as exc:  # noqa: BLE001 - any read error means "re-run it"
+            return f"its record file is unreadable ({type(exc).__name__}: {exc})"
+        want = st.get("rows")
+        if want is not None and rows != want:
+            return f"its record file has {rows} rows, the status file records {want}"
+        return None
 
     def is_done(self, spec: CellSpec) -> bool:
-        """Finished with status ``ok`` and the same fingerprint (raises on a mismatch)."""
+        """Finished with status ``ok``, the same fingerprint (raises on a mismatch) and a
+        record file that reads back with the recorded row count (else: warn, re-run)."""
         st = self.status(spec)
         if st is None or st.get("status") != "ok":
             return False
@@ -136,7 +225,15 @@ class ResultStore:
                 "kwargs, agent parameters or recording options). Use a new --out directory "
                 "(or --fresh to discard the old results)."
             )
-        return self._paths(spec)[1].exists()
+        problem = self._verify(spec, st)
+        if problem is not None:
+            warnings.warn(
+                f"Cell {spec.run_name!r} is marked finished but {problem} "
+                f"({str(self._paths(spec)[1])!r}); re-running it.",
+                stacklevel=2,
+            )
+            return False
+        return True
 
     def write_cell(self, result: CellResult) -> None:
         js, pq, snap = self._paths(result.spec)
@@ -146,6 +243,7 @@ class ResultStore:
                 write_table(snap, result.snapshot)
         status = {
             "status": result.status,
+            "rows": None if result.records is None else len(result.records),
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             **result.info,
             "agent_spec": result.spec.agent.describe(),
@@ -157,7 +255,7 @@ class ResultStore:
         write_json(js, status)
 
     def read_cell(self, spec: CellSpec) -> pd.DataFrame:
-        return pd.read_parquet(self._paths(spec)[1])
+        return read_table_file(self._paths(spec)[1])
 
     # -- merged tables --------------------------------------------------------------------
     def cell_statuses(self) -> list[dict[str, Any]]:
@@ -173,7 +271,7 @@ class ResultStore:
         """All record rows: the merged file if present and complete, else the cell files."""
         merged = self.root / "records.parquet"
         if merged.exists():
-            return pd.read_parquet(merged)
+            return read_table_file(merged)
         return self.collect_records()
 
     def collect_records(self, specs: list[CellSpec] | None = None) -> pd.DataFrame:
@@ -186,7 +284,7 @@ class ResultStore:
             files = [p for p in files if p.exists()]
         if not files:
             return empty_records()
-        df = pd.concat([pd.read_parquet(p) for p in files], ignore_index=True)
+        df = pd.concat([read_table_file(p) for p in files], ignore_index=True)
         return coerce(df).sort_values(["env_id", "agent", "seed", "t"], ignore_index=True)
 
     def collect_snapshots(self, specs: list[CellSpec] | None = None) -> pd.DataFrame | None:
@@ -216,10 +314,42 @@ class ResultStore:
     # -- metadata -------------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any]:
         p = self.root / "meta.json"
-        return json.loads(p.read_text()) if p.exists() else {}
+        if not p.exists():
+            return {}
+        try:
+            meta = json.loads(p.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(
+                f"The metadata file {str(p)!r} is not valid JSON ({exc}). Delete it (the "
+                "next run writes a new one; the cell files are kept) or rerun with --fresh."
+            ) from None
+        except OSError as exc:
+            raise fs_error(p, exc, "read") from exc
+        if not isinstance(meta, dict):
+            raise ValueError(
+                f"The metadata file {str(p)!r} must hold a JSON object; delete it or rerun "
+                "with --fresh."
+            )
+        return meta
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json(self.root / "meta.json", meta)
+
+
+def read_table_file(path: Path) -> pd.DataFrame:
+    """A Parquet file of the results directory; an unreadable one is an error naming it
+    and the fix (a cell file: delete it and rerun; a merged table: rerun to rewrite it)."""
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - name the file whatever went wrong
+        fix = (
+            "Delete it and its .json and rerun the same command to recompute that cell."
+            if path.parent.name == "cells"
+            else "Delete it; rerunning the same command rewrites it from the cell files."
+        )
+        raise ValueError(
+            f"The results file {str(path)!r} is unreadable ({type(exc).__name__}: {exc}). {fix}"
+        ) from None
 
 
 def base_meta() -> dict[str, Any]:

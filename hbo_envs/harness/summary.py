@@ -49,6 +49,16 @@ def summarize(
     """One row per ``(env_id, agent)``; ``failed`` counts failed cells per pair."""
     failed = dict(failed or {})
     fin = final_rows(records)
+    bad = fin[~np.isfinite(fin["regret"].to_numpy(dtype=float))] if not fin.empty else fin
+    if not bad.empty:
+        names = [f"{r.env_id}__{r.agent}__{r.seed}" for r in bad.itertuples()]
+        raise ValueError(
+            f"{len(names)} cell(s) have a non-finite final regret, so no statistic over "
+            f"seeds can be computed: {', '.join(names[:5])}"
+            + (" ..." if len(names) > 5 else "")
+            + ". Their record files are corrupt or were edited; delete those cells' files "
+            "in <out>/cells/ and rerun the same command to recompute them."
+        )
     rows = []
     keys = sorted(
         set(map(tuple, fin[["env_id", "agent"]].drop_duplicates().to_numpy().tolist()))

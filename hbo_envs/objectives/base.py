@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from hbo_envs.kernels import Kernel
-from hbo_envs.validation import as_readonly
+from hbo_envs.validation import as_readonly, check_finite_constants
 
 __all__ = ["Objective", "min_norm_interpolant_norm", "objective_from_values"]
 
@@ -55,6 +55,11 @@ class Objective:
             raise ValueError(f"values must have shape ({n},); got {self.values.shape}.")
         if not np.all(np.isfinite(self.values)):
             raise ValueError("objective values must be finite.")
+        check_finite_constants(
+            f"Objective {self.name!r}",
+            {"kernel_matrix": self.kernel_matrix, "B": self.B},
+            "a NaN or overflow means a kernel or objective parameter is out of range",
+        )
 
     @property
     def n(self) -> int:

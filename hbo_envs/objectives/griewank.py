@@ -23,7 +23,12 @@ import numpy as np
 
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.objectives.base import Objective, objective_from_values
-from hbo_envs.validation import check_int, check_real
+from hbo_envs.validation import MAX_LENGTHSCALE, MIN_LENGTHSCALE, check_int, check_real
+
+MAX_POINTS = 20_000
+"""Largest candidate set of an objective: its ``n x n`` kernel matrix is 3.2 GB at this size."""
+MAX_GRID = 141
+"""Largest 2D grid side (``141^2 = 19881 <= MAX_POINTS`` points)."""
 
 __all__ = ["griewank", "griewank_2d", "griewank_5d", "GRIEWANK5D_SEED"]
 
@@ -42,11 +47,21 @@ def griewank(X: np.ndarray) -> np.ndarray:
     return 1.0 + (X**2).sum(axis=1) / 4000.0 - np.prod(np.cos(X / np.sqrt(i)), axis=1)
 
 
-@lru_cache(maxsize=8)
 def griewank_2d(grid: int = 20, lengthscale: float = 1.0) -> Objective:
-    """``f = -Griewank`` on a ``grid x grid`` grid of ``[-5, 5]^2`` (Park–Lee §5)."""
-    grid = check_int("griewank_2d", "grid", grid, 2)
-    lengthscale = check_real("griewank_2d", "lengthscale", lengthscale, 0)
+    """``f = -Griewank`` on a ``grid x grid`` grid of ``[-5, 5]^2`` (Park–Lee §5).
+
+    Parameters are validated before the per-process cache is consulted (``True == 1``
+    would otherwise hit the cached ``lengthscale=1`` entry).
+    """
+    grid = check_int("griewank_2d", "grid", grid, 2, MAX_GRID)
+    lengthscale = check_real(
+        "griewank_2d", "lengthscale", lengthscale, MIN_LENGTHSCALE, MAX_LENGTHSCALE, "both"
+    )
+    return _griewank_2d(grid, lengthscale)
+
+
+@lru_cache(maxsize=8)
+def _griewank_2d(grid: int, lengthscale: float) -> Objective:
     g = np.linspace(-5.0, 5.0, grid)
     points = np.array([(a, b) for a in g for b in g])
     return objective_from_values(
@@ -58,16 +73,24 @@ def griewank_2d(grid: int = 20, lengthscale: float = 1.0) -> Objective:
     )
 
 
-@lru_cache(maxsize=4)
 def griewank_5d(
     n_points: int = 5000, lengthscale: float = 1.0, seed: int = GRIEWANK5D_SEED
 ) -> Objective:
     """``f = -Griewank`` on ``n_points`` draws from ``N(0, I_5)`` (Park–Lee §5).
 
-    Cached per process: the 5000 x 5000 kernel matrix (200 MB) is built once.
+    Cached per process: the 5000 x 5000 kernel matrix (200 MB) is built once. At most
+    :data:`MAX_POINTS` points (the kernel matrix grows as ``n^2``).
     """
-    n_points = check_int("griewank_5d", "n_points", n_points, 2)
-    lengthscale = check_real("griewank_5d", "lengthscale", lengthscale, 0)
+    n_points = check_int("griewank_5d", "n_points", n_points, 2, MAX_POINTS)
+    lengthscale = check_real(
+        "griewank_5d", "lengthscale", lengthscale, MIN_LENGTHSCALE, MAX_LENGTHSCALE, "both"
+    )
+    seed = check_int("griewank_5d", "seed", seed, 0, 2**63 - 1)
+    return _griewank_5d(n_points, lengthscale, seed)
+
+
+@lru_cache(maxsize=4)
+def _griewank_5d(n_points: int, lengthscale: float, seed: int) -> Objective:
     points = np.random.default_rng(seed).standard_normal((n_points, 5))
     return objective_from_values(
         "griewank5d",

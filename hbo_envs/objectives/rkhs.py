@@ -21,7 +21,16 @@ import numpy as np
 
 from hbo_envs.kernels import Kernel, Matern, SquaredExponential, make_kernel
 from hbo_envs.objectives.base import Objective
-from hbo_envs.validation import check_choice, check_int, check_real
+from hbo_envs.objectives.griewank import MAX_POINTS
+from hbo_envs.validation import (
+    MAX_LENGTHSCALE,
+    MIN_LENGTHSCALE,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    param_error,
+)
 
 __all__ = [
     "RKHSFunction",
@@ -95,9 +104,12 @@ def random_rkhs(
     owner = "random_rkhs"
     k = make_kernel(kernel)
     check_choice(owner, "coeffs", coeffs, ("symmetric", "positive"))
-    n_points = check_int(owner, "n_points", n_points, 2)
-    dim = check_int(owner, "dim", dim, 1)
-    n_support = check_int(owner, "n_support", n_support, 1)
+    n_points = check_int(owner, "n_points", n_points, 2, MAX_POINTS)
+    dim = check_int(owner, "dim", dim, 1, 1000)
+    n_support = check_int(owner, "n_support", n_support, 1, MAX_POINTS)
+    normalize = check_bool(owner, "normalize", normalize)
+    if not isinstance(name, str):
+        raise param_error(owner, "name", "a string", name)
     if dim == 1:
         points = np.linspace(0.0, 1.0, n_points)[:, None]
     else:
@@ -133,7 +145,8 @@ def chowdhury_gopalan_synthetic(
     ``"positive"`` draws ``a_i ~ U[0, 1]`` (Fig. 1b: the multiplicative Pareto channel
     needs ``f > 0``).
     """
-    check_choice("chowdhury_gopalan_synthetic", "kernel", kernel, ("se", "matern"))
+    owner = "chowdhury_gopalan_synthetic"
+    check_choice(owner, "kernel", kernel, ("se", "matern"))
     k: Kernel = (
         SquaredExponential(lengthscale) if kernel == "se" else Matern(lengthscale, matern_nu)
     )
@@ -160,9 +173,11 @@ def park_lee_rkhs1d(
     ``a_i ~ 10 (-1 + 2 N(0, 1))`` and ``c_i ~ N(0, 3)`` as printed; no normalisation.
     """
     owner = "park_lee_rkhs1d"
-    n_points = check_int(owner, "n_points", n_points, 2)
-    n_centers = check_int(owner, "n_centers", n_centers, 1)
-    lengthscale = check_real(owner, "lengthscale", lengthscale, 0)
+    n_points = check_int(owner, "n_points", n_points, 2, MAX_POINTS)
+    n_centers = check_int(owner, "n_centers", n_centers, 1, MAX_POINTS)
+    lengthscale = check_real(
+        owner, "lengthscale", lengthscale, MIN_LENGTHSCALE, MAX_LENGTHSCALE, "both"
+    )
     points = np.linspace(-10.0, 10.0, n_points)[:, None]
     a = 10.0 * (-1.0 + 2.0 * rng.standard_normal(n_centers))
     c = rng.normal(0.0, np.sqrt(3.0), size=(n_centers, 1))
