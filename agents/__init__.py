@@ -1,8 +1,9 @@
 """Reference agents for heavy-tailed and corrupted kernelized bandits.
 
 >>> import agents
->>> agents.available()
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'random')
+>>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
+('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
+ 'random')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine
@@ -13,12 +14,14 @@ agent (ours or a third party's) against the :class:`Agent` protocol.
 from agents.baselines import RandomAgent
 from agents.checks import AgentCheckError, check_agent
 from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
-from agents.heavy_tailed import CATGPUCB, TGPUCB, MoMGPUCB
+from agents.heavy_tailed import ATAGPUCBQFF, CATGPUCB, TGPUCB, ATAGPUCBNystrom, MoMGPUCB
 from agents.protocol import Agent
 from agents.registry import AGENT_SPECS, available, make, register
 
 __all__ = [
     "AGENT_SPECS",
+    "ATAGPUCBNystrom",
+    "ATAGPUCBQFF",
     "Agent",
     "AgentCheckError",
     "CATGPUCB",

@@ -35,7 +35,15 @@ def small_problem(n=20, horizon=300, **consts):
 
 # ------------------------------------------------------------------------- registry
 def test_available_lists_exactly_the_implemented_agents():
-    assert agents.available() == ("gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb", "random")
+    assert agents.available() == (
+        "gp-ucb",
+        "tgp-ucb",
+        "ata-gp-ucb-qff",
+        "ata-gp-ucb-nystrom",
+        "ca-tgp-ucb",
+        "mom-gp-ucb",
+        "random",
+    )
     for name in agents.available():
         agent = agents.make(name)
         assert agent.name == name
