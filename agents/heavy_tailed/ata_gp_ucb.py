@@ -95,10 +95,10 @@ class ArmRewards:
         with np.errstate(divide="ignore"):
             # |W y| <= b  <=>  |y| <= b / |W|  (W = 0: every y counts, times W = 0).
             thr = level[:, None] / absW[:, self.played]
+        abs_, pre, count = self._abs, self._pre, self.count
         for j, a in enumerate(self.played):
-            c = int(self.count[a])
-            idx = np.searchsorted(self._abs[a][:c], thr[:, j], side="right")  # type: ignore[index]
-            S[:, a] = self._pre[a][idx]  # type: ignore[index]
+            idx = abs_[a][: count[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
+            S[:, a] = pre[a][idx]  # type: ignore[index]
         return S
 
 
