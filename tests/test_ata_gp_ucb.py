@@ -162,13 +162,15 @@ def test_qff_matches_naive_algorithm_2(schedule, alpha):
     assert len(set(fast[0])) > 3  # it explores, so the comparison covers several arms
 
 
-def test_qff_truncation_is_active_and_matches_with_overrides():
-    """A small constant b makes most (direction, reward) pairs truncated: still identical."""
+@pytest.mark.parametrize("mbar", [6, 7])
+def test_qff_truncation_is_active_and_matches_with_overrides(mbar):
+    """A small constant b truncates many (direction, reward) pairs: still identical (odd
+    mbar has the centre node omega = 0, a cosine without a mirror and a zero sine)."""
     p = se_problem(horizon=40)
     reward = reward_stream(p, seed=4)
     kw = {"b": 0.3, "beta": lambda t: 1.0 + 0.1 * t}
-    fast = run_fast(agents.make("ata-gp-ucb-qff", mbar=6, **kw), p, reward, 1)
-    ref = naive_ata(p, reward, 1, kind="qff", mbar=6, **kw)
+    fast = run_fast(agents.make("ata-gp-ucb-qff", mbar=mbar, **kw), p, reward, 1)
+    ref = naive_ata(p, reward, 1, kind="qff", mbar=mbar, **kw)
     assert_same(fast, ref)
 
 
@@ -199,7 +201,9 @@ def test_nystrom_features_reduce_repeated_points_exactly():
     F = np.linalg.pinv(msqrt(K[np.ix_(D, D)]), rcond=1e-8) @ K[D, :]  # (m_t, n)
     Psi = nystrom_features(K[np.ix_(S, S)], K[S, :], c)
     np.testing.assert_allclose(F.T @ F, Psi.T @ Psi, atol=1e-10)
-    np.testing.assert_allclose(Psi.T @ Psi, K[:, S] @ np.linalg.solve(K[np.ix_(S, S)], K[S, :]), atol=1e-10)
+    np.testing.assert_allclose(
+        Psi.T @ Psi, K[:, S] @ np.linalg.solve(K[np.ix_(S, S)], K[S, :]), atol=1e-10
+    )
 
 
 # --------------------------------------------------------------------- QFF error
@@ -235,7 +239,9 @@ def test_per_arm_binomial_sampling_matches_per_observation_bernoulli():
     arms = np.repeat(np.arange(6), counts)
     R = 4000
     a = np.array([sample_copies_per_arm(rng, counts, p) for _ in range(R)])
-    b = np.array([sample_copies_per_observation(rng, rng.permutation(arms), p, 6) for _ in range(R)])
+    b = np.array(
+        [sample_copies_per_observation(rng, rng.permutation(arms), p, 6) for _ in range(R)]
+    )
     sd = np.sqrt(counts * p * (1 - p) * 2 / R) + 1e-12
     assert np.all(np.abs(a.mean(0) - b.mean(0)) <= 4 * sd + 1e-12)
     assert np.all(a[:, 0] == 0) and np.all(a[:, 4] == 3) and np.all(b[:, 4] == 3)
@@ -267,12 +273,14 @@ def test_nystrom_theory_dictionary_is_per_observation_and_experiment_per_distinc
 @pytest.mark.parametrize(
     ("name", "params", "match"),
     [
-        ("ata-gp-ucb-nystrom", {"eps": 0.0}, r"'eps' parameter of ATAGPUCBNystrom must be a real number in \(0.0, 1.0\). Got 0.0"),
+        ("ata-gp-ucb-nystrom", {"eps": 0.0},
+         r"'eps' parameter of ATAGPUCBNystrom must be a real number in \(0.0, 1.0\). Got 0.0"),
         ("ata-gp-ucb-nystrom", {"eps": 1.0}, r"'eps' .* Got 1.0"),
         ("ata-gp-ucb-nystrom", {"q": 0.0}, r"'q' parameter .* \(0.0, inf\). Got 0.0"),
         ("ata-gp-ucb-nystrom", {"q": -1}, r"'q' parameter .* Got -1"),
         ("ata-gp-ucb-nystrom", {"dictionary": 3}, r"'dictionary' parameter"),
-        ("ata-gp-ucb-qff", {"mbar": 0}, r"'mbar' parameter of ATAGPUCBQFF must be an integer in \[1, inf\]. Got 0"),
+        ("ata-gp-ucb-qff", {"mbar": 0},
+         r"'mbar' parameter of ATAGPUCBQFF must be an integer in \[1, inf\]. Got 0"),
         ("ata-gp-ucb-qff", {"mbar": 2.5}, r"'mbar' parameter .* Got 2.5"),
         ("ata-gp-ucb-qff", {"lam": -1.0}, r"'lam' parameter"),
     ],
@@ -287,7 +295,9 @@ def test_invalid_parameters_fail_at_reset(name, params, match):
 def test_qff_refuses_non_se_kernels(kernel):
     p = se_problem()
     p = p.replace(kernel=kernel)
-    with pytest.raises(ValueError, match="needs an analytic squared-exponential kernel.*ata-gp-ucb-nystrom"):
+    with pytest.raises(
+        ValueError, match="needs an analytic squared-exponential kernel.*ata-gp-ucb-nystrom"
+    ):
         agents.make("ata-gp-ucb-qff").reset(p, seed=0)
 
 

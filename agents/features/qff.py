@@ -43,6 +43,7 @@ __all__ = [
     "qff_error",
     "qff_error_bound",
     "qff_features",
+    "qff_features_paired",
     "qff_memory_bytes",
     "qff_nodes",
 ]
@@ -61,7 +62,9 @@ def qff_nodes(mbar: int, d: int, lengthscale: float) -> tuple[np.ndarray, np.nda
     (mbar^2 H_{mbar-1}(z)^2)`` divided by ``sqrt(pi)``, so they sum to 1.
     """
     z, w = hermgauss(int(mbar))
-    w = w / math.sqrt(math.pi)
+    # The roots of H_mbar are symmetric about 0; make them exactly so (the paired features
+    # of qff_features_paired rely on it; the change is at the level of rounding).
+    z, w = (z - z[::-1]) / 2.0, (w + w[::-1]) / (2.0 * math.sqrt(math.pi))
     grids = np.meshgrid(*([z] * d), indexing="ij")
     omega = np.stack([g.reshape(-1) for g in grids], axis=1)
     wgrid = np.meshgrid(*([w] * d), indexing="ij")
@@ -78,6 +81,41 @@ def qff_features(X: np.ndarray, lengthscale: float, mbar: int) -> np.ndarray:
     arg = X @ freq.T  # (n, m): sqrt(2)/l omega_i^T x
     s = np.sqrt(nu)
     return np.concatenate([s * np.cos(arg), s * np.sin(arg)], axis=1)
+
+
+def qff_features_paired(
+    X: np.ndarray, lengthscale: float, mbar: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """eq. (1) with each feature and its mirror image merged: ``(Psi, copies)``.
+
+    The node grid is symmetric (``-omega`` is a node whenever ``omega`` is), and
+    ``cos(-w x) = cos(w x)``, ``sin(-w x) = -sin(w x)``: the ``2m`` columns of eq. (1) come
+    in groups of ``c = 2`` columns equal up to sign (``c = 1`` for the cosine of the
+    centre node ``omega = 0`` when ``mbar`` is odd; its sine is identically 0 and carries
+    nothing). Returns one column per group scaled by ``sqrt(c)`` (``Psi``, shape
+    ``(G, n)``) and ``c`` (G,). ATA-GP-UCB on the ``2m`` features equals ATA-GP-UCB on
+    ``Psi`` with the truncation level of group ``g`` multiplied by ``sqrt(c_g)`` -- the
+    reduction of repeated directions derived in :mod:`agents.features.nystrom` (a sign
+    flips ``u_{j,tau}`` and ``r^_j`` together and cancels in ``theta~``).
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[:, None]
+    d = X.shape[1]
+    freq, nu = qff_nodes(mbar, d, lengthscale)
+    m = freq.shape[0]
+    # Flat index of -omega: every grid coordinate i -> mbar - 1 - i, i.e. j -> m - 1 - j.
+    j = np.arange(m)
+    rep = j < m - 1 - j  # one of each pair {omega, -omega}
+    centre = j == m - 1 - j  # omega = 0 (mbar odd)
+    arg_r = X @ freq[rep].T
+    s2 = np.sqrt(2.0 * nu[rep])
+    parts = [s2 * np.cos(arg_r), s2 * np.sin(arg_r)]
+    copies = [np.full(int(rep.sum()), 2), np.full(int(rep.sum()), 2)]
+    if centre.any():
+        parts.insert(0, np.sqrt(nu[centre]) * np.cos(X @ freq[centre].T))
+        copies.insert(0, np.ones(1, dtype=np.int64))
+    return np.concatenate(parts, axis=1).T, np.concatenate(copies)
 
 
 def qff_error(X: np.ndarray, lengthscale: float, mbar: int) -> float:

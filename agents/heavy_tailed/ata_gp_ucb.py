@@ -43,7 +43,12 @@ from agents.features.nystrom import (
     sample_copies_distinct,
     sample_copies_per_arm,
 )
-from agents.features.qff import QFF_MAX_BYTES, qff_error, qff_features, qff_memory_bytes
+from agents.features.qff import (
+    QFF_MAX_BYTES,
+    qff_error,
+    qff_features_paired,
+    qff_memory_bytes,
+)
 from agents.gp.base import GPUCBAgent
 from agents.schedules import Schedule
 from hbo_envs.validation import check_int, check_real, param_error
@@ -293,9 +298,13 @@ class ATAGPUCBQFF(_ATAGPUCB):
         self.m_ = mbar**d  # the paper's m (the embedding has dimension 2m)
         self._common_setup(problem)
         ls = float(kern.lengthscale)
-        self.features_ = qff_features(problem.points, ls, mbar).T  # (2m, n)
+        # The 2m features of eq. (1) merged in mirror pairs (exact; see qff_features_paired):
+        # the embedding of each arm is a column of features_, and direction g is truncated
+        # at sqrt(c_g) b_t.
+        self.features_, copies = qff_features_paired(problem.points, ls, mbar)
+        self.level_scale_ = np.sqrt(copies.astype(float))
         self.qff_error_ = qff_error(problem.points, ls, mbar) if n <= 4000 else math.nan
-        self.V_ = self.lam_ * np.eye(2 * self.m_)
+        self.V_ = self.lam_ * np.eye(self.features_.shape[0])
 
     def _default_b(self, t: int) -> float:
         m, T = self.m_, self.T_
@@ -315,7 +324,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
     def _refit(self, arm: int) -> None:
         phi = self.features_[:, arm]
         self.V_ += np.outer(phi, phi)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
-        level = np.full(self.V_.shape[0], self.b_(self.t_))
+        level = self.b_(self.t_) * self.level_scale_
         self.mean_, w2 = truncated_estimate(self.features_, self.V_, level, self.rewards_)
         self.var_ = self.lam_ * w2  # variance choice (i)
 
