@@ -141,7 +141,8 @@ def main() -> None:
     fast = {}
     for n in sizes:
         problem, f = make_problem(n, max(marks) + window)
-        for name in agents.available():
+        for name in (n for n in agents.available() if not n.startswith("ata-")):
+            # ATA-GP-UCB has its own benchmark (bench_ata.py, beside its naive Alg. 2).
             tt = per_round_times(name, problem, f, marks, window, args.repeats)
             a, b = tt[marks[0]] * 1e6, tt[marks[1]] * 1e6
             fast[(name, n)] = tt
