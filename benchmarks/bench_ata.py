@@ -25,7 +25,7 @@ import time
 
 import gymnasium as gym
 import numpy as np
-from bench_agents import make_problem
+from bench_agents import _per_round_times, make_problem
 from threadpoolctl import threadpool_limits
 
 import agents
@@ -150,23 +150,9 @@ def main() -> None:
 
 
 def _windows(name, params, problem, f, marks, window):
-    """Mean seconds per round in ``[m - window/2, m + window/2)`` for each mark ``m``."""
-    agent = agents.make(name, **params)
-    agent.reset(problem, seed=0)
-    noise = np.random.default_rng(1).standard_t(3.0, size=max(marks) + window).tolist()
-    fl, out, t = f.tolist(), {}, 0
-    for m in sorted(marks):
-        while t < m - window // 2:  # untimed up to the window
-            a = agent.act()
-            agent.update(a, fl[a] + noise[t])
-            t += 1
-        t0 = time.perf_counter()
-        for _ in range(window):
-            a = agent.act()
-            agent.update(a, fl[a] + noise[t])
-            t += 1
-        out[m] = (time.perf_counter() - t0) / window
-    out["m"] = agent.m_
+    """Mean seconds per round around each mark (bench_agents' timing loop) and ``m_t``."""
+    out = _per_round_times(agents.make(name, **params), problem, f, marks, window)
+    out["m"] = out["agent"].m_
     return out
 
 

@@ -25,7 +25,8 @@ from agents.features.nystrom import (
 from agents.features.qff import qff_error, qff_error_bound, qff_features
 from hbo_envs.kernels import EmpiricalKernel, Matern, SquaredExponential
 from hbo_envs.problem import Problem
-from tests.test_agents_reference import as_fn, reward_stream, tie_argmax
+from tests.test_agents_reference import as_fn, assert_same, reward_stream, tie_argmax
+from tests.test_agents_reference import run_agent as run_fast
 
 
 def se_problem(n=12, ls=0.2, horizon=60, d=1, alpha=1.0, seed=0):
@@ -131,24 +132,6 @@ def naive_ata(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
         quad = lam * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
         var = quad if kind == "qff" else kdiag - np.sum(F * F, axis=1) + quad
     return actions, post
-
-
-def run_fast(agent, problem, reward, seed):
-    agent.reset(problem, seed=seed)
-    actions, post = [], []
-    for t in range(1, problem.horizon + 1):
-        post.append(agent.posterior())
-        a = agent.act()
-        actions.append(a)
-        agent.update(a, reward(a, t))
-    return actions, post
-
-
-def assert_same(fast, ref):
-    assert fast[0] == ref[0]
-    for (m1, w1), (m2, w2) in zip(fast[1], ref[1], strict=True):
-        np.testing.assert_allclose(m1, m2, rtol=1e-7, atol=1e-8)
-        np.testing.assert_allclose(w1, w2, rtol=1e-7, atol=1e-8)
 
 
 @pytest.mark.parametrize("schedule", ["experiment", "theory"])

@@ -127,18 +127,6 @@ def truncated_estimate(
 class _ATAGPUCB(GPUCBAgent):
     """Shared machinery of the two ATA-GP-UCB variants (not registered itself)."""
 
-    def __init__(
-        self,
-        *,
-        schedule: str = "experiment",
-        lam: float = 1.0,
-        delta: float = 0.1,
-        beta: Any = None,
-        b: Any = None,
-    ) -> None:
-        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
-        self.b = b
-
     # -------------------------------------------------------------- GPUCBAgent hooks
     def _make_engine(self, problem: Any) -> Any:
         return self  # the posterior state lives on the agent: mean_, var_, std()
@@ -269,7 +257,8 @@ class ATAGPUCBQFF(_ATAGPUCB):
         mbar: int = 32,
         max_bytes: int = QFF_MAX_BYTES,
     ) -> None:
-        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta, b=b)
+        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
+        self.b = b
         self.mbar = mbar
         self.max_bytes = max_bytes
 
@@ -402,7 +391,8 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         q: float | None = None,
         dictionary: Callable[[int, np.ndarray], Any] | None = None,
     ) -> None:
-        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta, b=b)
+        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
+        self.b = b
         self.eps = eps
         self.q = q
         self.dictionary = dictionary
