@@ -28,6 +28,10 @@ from hbo_envs.problem import Problem
 from tests.test_agents_reference import as_fn, assert_same, reward_stream, tie_argmax
 from tests.test_agents_reference import run_agent as run_fast
 
+# The comparisons with the naive Algorithm 2 use small mbar on purpose (eps_m is then
+# large and reset warns); the warning itself is tested below.
+pytestmark = pytest.mark.filterwarnings("ignore:ATAGPUCBQFF. the QFF embedding:RuntimeWarning")
+
 
 def se_problem(n=12, ls=0.2, horizon=60, d=1, alpha=1.0, seed=0):
     rng = np.random.default_rng(seed)
@@ -300,3 +304,15 @@ def test_huge_rewards_give_finite_posteriors():
             agent.update(a, 1e12 if t % 3 == 0 else -1e12)
         mu, w = agent.posterior()
         assert np.all(np.isfinite(mu)) and np.all(np.isfinite(w))
+
+
+def test_qff_defaults_follow_the_paper_and_warn_when_the_embedding_is_poor():
+    agent = agents.make("ata-gp-ucb-qff")
+    agent.reset(se_problem(n=30, d=2, ls=0.3), seed=0)
+    assert agent.mbar_ == 16 and agent.features_.shape[0] == 256  # 16^2 pairs of 2 features
+    agent.reset(se_problem(), seed=0)
+    assert agent.mbar_ == 32 and agent.qff_error_ < 1e-10
+    # Park–Lee's 1-D domain is [-10, 10] with l = 1: QFF with mbar = 32 is no approximation
+    wide = se_problem(n=50).replace(points=np.linspace(-10, 10, 50)[:, None])
+    with pytest.warns(RuntimeWarning, match=r"eps_m = 0\.9\d+ .*Raise mbar"):
+        agent.reset(wide.replace(kernel=SquaredExponential(1.0)), seed=0)

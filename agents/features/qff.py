@@ -38,6 +38,8 @@ import math
 import numpy as np
 from numpy.polynomial.hermite import hermgauss
 
+from hbo_envs.kernels import SquaredExponential
+
 __all__ = [
     "QFF_MAX_BYTES",
     "qff_error",
@@ -124,8 +126,12 @@ def qff_error(X: np.ndarray, lengthscale: float, mbar: int) -> float:
     if X.ndim == 1:
         X = X[:, None]
     Phi = qff_features(X, lengthscale, mbar)
-    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
-    return float(np.abs(np.exp(-0.5 * d2 / lengthscale**2) - Phi @ Phi.T).max())
+    kern = SquaredExponential(lengthscale)
+    err = 0.0
+    for i in range(0, X.shape[0], 1024):  # row blocks: O(1024 n) memory
+        block = kern(X[i : i + 1024], X) - Phi[i : i + 1024] @ Phi.T
+        err = max(err, float(np.abs(block).max()))
+    return err
 
 
 def qff_error_bound(d: int, mbar: int, lengthscale: float) -> float:

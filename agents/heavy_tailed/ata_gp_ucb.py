@@ -33,6 +33,7 @@ actions and estimates against a naive transcription of Algorithm 2 (per-observat
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,10 @@ from agents.gp.base import GPUCBAgent
 from agents.schedules import Schedule
 from hbo_envs.validation import check_int, check_real, param_error
 
-__all__ = ["ATAGPUCBNystrom", "ATAGPUCBQFF", "ArmRewards", "truncated_estimate"]
+__all__ = ["ATAGPUCBNystrom", "ATAGPUCBQFF", "ArmRewards", "QFF_WARN_ERROR", "truncated_estimate"]
+
+#: ``reset`` warns when the QFF sup-norm error on the candidate set is at least this.
+QFF_WARN_ERROR = 0.1
 
 
 class ArmRewards:
@@ -220,8 +224,10 @@ class ATAGPUCBQFF(_ATAGPUCB):
         See :class:`~agents.gp.base.GPUCBAgent`.
     b : None, float or callable
         Override of the truncation level ``b_t``.
-    mbar : int
-        Gauss–Hermite nodes per dimension (default 32, the paper's ``m = 32`` in 1-D).
+    mbar : None or int
+        Gauss–Hermite nodes per dimension. ``None`` (default): the paper's settings, 32 in
+        1-D (§6, "m = 32 features") and 16 in 2-D (§6, light sensors: "m = 16^2 = 256");
+        32 otherwise, which the memory check refuses from d = 3 on.
     max_bytes : int
         Memory budget of the embedding (default :data:`~agents.features.qff.QFF_MAX_BYTES`).
 
@@ -254,7 +260,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
         delta: float = 0.1,
         beta: Any = None,
         b: Any = None,
-        mbar: int = 32,
+        mbar: int | None = None,
         max_bytes: int = QFF_MAX_BYTES,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
@@ -264,7 +270,9 @@ class ATAGPUCBQFF(_ATAGPUCB):
 
     def _setup(self, problem: Any) -> None:
         owner = self._owner
-        mbar = check_int(owner, "mbar", self.mbar, 1)
+        d = int(problem.dim)
+        default = 16 if d == 2 else 32  # CG 2019 §6: 32 in 1-D, 16^2 on the 2-D sensors
+        mbar = default if self.mbar is None else check_int(owner, "mbar", self.mbar, 1)
         max_bytes = check_int(owner, "max_bytes", self.max_bytes, 1)
         kern = problem.kernel
         if getattr(kern, "name", None) != "se" or not getattr(kern, "analytic", False):
@@ -274,7 +282,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
                 f"got problem.kernel = {kern!r}. Use 'ata-gp-ucb-nystrom' for other or "
                 f"data-derived kernels."
             )
-        d, n = int(problem.dim), int(problem.n)
+        n = int(problem.n)
         need = qff_memory_bytes(n, d, mbar)
         if need > max_bytes:
             raise ValueError(
@@ -292,7 +300,17 @@ class ATAGPUCBQFF(_ATAGPUCB):
         # at sqrt(c_g) b_t.
         self.features_, copies = qff_features_paired(problem.points, ls, mbar)
         self.level_scale_ = np.sqrt(copies.astype(float))
-        self.qff_error_ = qff_error(problem.points, ls, mbar) if n <= 4000 else math.nan
+        self.qff_error_ = qff_error(problem.points, ls, mbar)
+        if self.qff_error_ >= QFF_WARN_ERROR:
+            warnings.warn(
+                f"{owner}: the QFF embedding (mbar={mbar}, lengthscale {ls:g}) approximates "
+                f"the kernel on the candidate set only to eps_m = {self.qff_error_:.3g} "
+                f"(Lemma 1 needs eps_m < 1 and the error decays only for mbar > e/(4 l^2) "
+                f"in units of the domain width; the theory is for [0, 1]^d). Raise mbar or "
+                f"use 'ata-gp-ucb-nystrom'.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         self.V_ = self.lam_ * np.eye(self.features_.shape[0])
 
     def _default_b(self, t: int) -> float:
@@ -406,7 +424,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             q = math.log(int(problem.horizon)) / eps**2  # authors' code: q = ln(T)/eps^2
         else:
             rho = (1.0 + eps) / (1.0 - eps)  # Thm. 4: q = 6 rho ln(4T/delta)/eps^2
-            q = 6.0 * rho * math.log(4.0 * int(problem.horizon) / float(self.delta)) / eps**2
+            q = 6.0 * rho * math.log(4.0 * int(problem.horizon) / self.delta_) / eps**2
         if self.dictionary is not None and not callable(self.dictionary):
             raise param_error(
                 owner, "dictionary", "None or a callable (t, counts) -> arms", self.dictionary
