@@ -2,8 +2,8 @@
 
 >>> import agents
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'gp-ucb-corruption', 'fast-slow-gp-ucb',
- 'fast-slow-gp-ucb-unknown', 'random')
+('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
+ 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine
@@ -15,12 +15,14 @@ from agents.baselines import RandomAgent
 from agents.checks import AgentCheckError, check_agent
 from agents.corruption import FastSlowGPUCB, FastSlowGPUCBUnknown, GPUCBCorruption
 from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
-from agents.heavy_tailed import CATGPUCB, TGPUCB, MoMGPUCB
+from agents.heavy_tailed import ATAGPUCBQFF, CATGPUCB, TGPUCB, ATAGPUCBNystrom, MoMGPUCB
 from agents.protocol import Agent
 from agents.registry import AGENT_SPECS, available, make, register
 
 __all__ = [
     "AGENT_SPECS",
+    "ATAGPUCBNystrom",
+    "ATAGPUCBQFF",
     "Agent",
     "AgentCheckError",
     "CATGPUCB",

@@ -6,8 +6,8 @@ for a third-party class):
 
 >>> import agents
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
-('gp-ucb', 'tgp-ucb', 'ca-tgp-ucb', 'mom-gp-ucb', 'gp-ucb-corruption', 'fast-slow-gp-ucb',
- 'fast-slow-gp-ucb-unknown', 'random')
+('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
+ 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random')
 >>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
 'tgp-ucb'
 """
@@ -42,6 +42,16 @@ AGENT_SPECS: tuple[AgentEntry, ...] = (
         "tgp-ucb",
         "agents.heavy_tailed.tgp_ucb:TGPUCB",
         "Chowdhury–Gopalan 2019, Algorithm 1",
+    ),
+    AgentEntry(
+        "ata-gp-ucb-qff",
+        "agents.heavy_tailed.ata_gp_ucb:ATAGPUCBQFF",
+        "Chowdhury–Gopalan 2019, Algorithm 2 with QFF (eq. (1))",
+    ),
+    AgentEntry(
+        "ata-gp-ucb-nystrom",
+        "agents.heavy_tailed.ata_gp_ucb:ATAGPUCBNystrom",
+        "Chowdhury–Gopalan 2019, Algorithm 2 with NyströmEmbedding (Algorithm 3)",
     ),
     AgentEntry(
         "ca-tgp-ucb",

@@ -38,6 +38,8 @@ def test_available_lists_exactly_the_implemented_agents():
     assert agents.available() == (
         "gp-ucb",
         "tgp-ucb",
+        "ata-gp-ucb-qff",
+        "ata-gp-ucb-nystrom",
         "ca-tgp-ucb",
         "mom-gp-ucb",
         "gp-ucb-corruption",

@@ -107,9 +107,7 @@ class GPUCBAgent:
         self.n_ = int(problem.n)
         self.rng_ = np.random.default_rng(seed)
         self._setup(problem)
-        self.engine_ = GPPosteriorEngine(
-            problem.kernel_matrix, self.lam_, n_outputs=self._n_outputs()
-        )
+        self.engine_ = self._make_engine(problem)
         self.t_ = 1
         self._pending: int | None = None
         self._beta_cache: tuple[int, float] = (0, 0.0)
@@ -146,6 +144,12 @@ class GPUCBAgent:
 
     def _n_outputs(self) -> int:
         return 1
+
+    def _make_engine(self, problem: Any) -> Any:
+        """The posterior state: an exact :class:`GPPosteriorEngine` (an agent whose
+        posterior is not the exact GP one, e.g. ATA-GP-UCB, returns its own object with
+        the same ``std()`` query)."""
+        return GPPosteriorEngine(problem.kernel_matrix, self.lam_, n_outputs=self._n_outputs())
 
     def _estimate(self) -> np.ndarray:
         return self.engine_.mean[:, 0]

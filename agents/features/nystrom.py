@@ -1,0 +1,112 @@
+"""Nyström embeddings with ridge-leverage-score dictionaries (Chowdhury–Gopalan 2019,
+§5(b) and Appendix D.3, Algorithm 3 "NyströmEmbedding"; Calandriello et al. 2019).
+
+**Algorithm 3.** At round ``t`` every past observation ``x_i`` (``i = 1..t``) enters the
+dictionary ``D_t`` independently with probability ``p_{t,i} = min{q sigma~^2_{t-1}(x_i), 1}``;
+the embedding is ``phi~_t(x) = (K_D^{1/2})^+ k_D(x)`` of dimension ``m_t = |D_t|``.
+
+**Per-arm sampling (exactly the same distribution).** On a finite domain, all ``N_a``
+observations at arm ``a`` share ``x_i = a`` and hence ``p_{t,i} = p_a``; their indicators
+are i.i.d. Bernoulli(``p_a``), so the number of copies of ``a`` in ``D_t`` is
+``c_a ~ Binomial(N_a, p_a)``, independently over arms. The algorithm's output depends on
+``D_t`` only through the multiset of points (``phi~_t`` is permutation-equivariant in the
+dictionary order, and ``mu~_t``, ``sigma~_t`` are invariant), i.e. through ``c``. Drawing
+``c`` directly therefore gives the same law of every quantity of the algorithm at O(n)
+instead of O(t) per round (``tests/test_ata_gp_ucb.py`` checks it statistically against
+per-observation Bernoulli draws, :func:`sample_copies_per_observation`).
+
+**Duplicates reduce exactly.** With ``c_a`` copies of each dictionary arm ``a in S``, let
+``C = diag(c_S)``, ``M = C^{1/2} K_SS C^{1/2}`` and ``psi(x) = (M^{1/2})^+ C^{1/2} k_S(x)``
+(dimension ``s = |S|``). Then ``phi~_t(x) = Q psi(x)`` with ``Q`` the orthonormal basis
+``E C^{-1/2}`` of the span of the copy-indicator vectors ``E``, so ``phi~^T phi~ = psi^T psi``,
+``V~_t`` acts on that span as ``A = Psi^T Psi + lambda I_s``, the ``m_t`` truncation
+directions are ``c_a`` identical copies of ``c_a^{-1/2}`` times row ``a`` of
+``A^{-1/2} Psi^T``, and ``mu~_t(x) = psi(x)^T A^{-1/2} r'`` with
+``r'_a = sum_tau w_{a,tau} y_tau 1{|w_{a,tau} y_tau| <= sqrt(c_a) b_t}``,
+``w = A^{-1/2} Psi^T``. (Every direction of ``V~_t`` outside the span has eigenvalue
+``lambda`` and is orthogonal to the data.) So the exact algorithm with its ``m_t``-dimensional
+embedding runs in ``s <= n`` dimensions; ``m_t = sum c_a`` still enters the schedules.
+
+>>> import numpy as np
+>>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
+>>> Psi = nystrom_features(K[:1, :1], K[:1, :], np.array([1]))   # D = {x_1}
+>>> Psi                                                          # k(x_1, x) / sqrt(k(x_1, x_1))
+array([[1. , 0.5]])
+>>> np.round(nystrom_features(K[:1, :1], K[:1, :], np.array([4])), 12)  # 4 copies: same kernel
+array([[1. , 0.5]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "nystrom_features",
+    "pinv_sqrt_psd",
+    "sample_copies_distinct",
+    "sample_copies_per_arm",
+    "sample_copies_per_observation",
+]
+
+
+def pinv_sqrt_psd(M: np.ndarray, rtol: float | None = None) -> np.ndarray:
+    """``(M^{1/2})^+`` of a symmetric PSD matrix by its eigendecomposition.
+
+    Eigenvalues at or below ``rtol * max eigenvalue`` count as zero (default
+    ``rtol = size * machine epsilon``, the pseudo-inverse convention of ``numpy.linalg.pinv``
+    and MATLAB's ``pinv``).
+    """
+    e, U = np.linalg.eigh(M)
+    if e.size == 0:
+        return np.zeros_like(M)
+    tol = (M.shape[0] * np.finfo(float).eps if rtol is None else rtol) * max(e[-1], 0.0)
+    keep = e > tol
+    inv = np.zeros_like(e)
+    inv[keep] = 1.0 / np.sqrt(e[keep])
+    return (U * inv) @ U.T
+
+
+def nystrom_features(K_SS: np.ndarray, K_SX: np.ndarray, copies: np.ndarray) -> np.ndarray:
+    """Reduced Nyström embedding ``psi(x) = (M^{1/2})^+ C^{1/2} k_S(x)`` of every point.
+
+    Parameters
+    ----------
+    K_SS : (s, s) kernel matrix of the distinct dictionary points ``S``.
+    K_SX : (s, n) kernel between ``S`` and the candidate points.
+    copies : (s,) positive integers ``c_a`` (copies of each point in the dictionary).
+
+    Returns ``Psi`` of shape ``(s, n)``; ``Psi^T Psi = K_XS K_SS^+ K_SX`` is the Nyström
+    kernel, whatever the copies (see the module docstring for the exact reduction).
+    """
+    sq = np.sqrt(np.asarray(copies, dtype=float))
+    M = sq[:, None] * K_SS * sq[None, :]
+    return pinv_sqrt_psd(M) @ (sq[:, None] * K_SX)
+
+
+def sample_copies_per_arm(
+    rng: np.random.Generator, counts: np.ndarray, p: np.ndarray
+) -> np.ndarray:
+    """Algorithm 3 on a finite domain: ``c_a ~ Binomial(N_a, p_a)`` copies of each arm."""
+    return rng.binomial(counts, p)
+
+
+def sample_copies_per_observation(
+    rng: np.random.Generator, arms: np.ndarray, p: np.ndarray, n: int
+) -> np.ndarray:
+    """Algorithm 3 as printed: one Bernoulli(``p[x_i]``) draw per past observation ``i``.
+
+    O(t); the reference :func:`sample_copies_per_arm` is tested against.
+    """
+    arms = np.asarray(arms, dtype=np.int64)
+    z = rng.random(arms.size) < p[arms]
+    return np.bincount(arms[z], minlength=n)
+
+
+def sample_copies_distinct(
+    rng: np.random.Generator, counts: np.ndarray, p: np.ndarray
+) -> np.ndarray:
+    """The authors' public code: one Bernoulli(``p_a``) draw per distinct arm played."""
+    played = np.flatnonzero(counts)
+    out = np.zeros(counts.shape[0], dtype=np.int64)
+    out[played] = rng.random(played.size) < p[played]
+    return out

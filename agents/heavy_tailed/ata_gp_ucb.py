@@ -1,0 +1,493 @@
+"""ATA-GP-UCB: Adaptively Truncated Approximate GP-UCB, Chowdhury & Gopalan (NeurIPS 2019),
+Algorithm 2, with quadrature Fourier features (§5(a), eq. (1)) or Nyström embeddings
+(§5(b), Algorithm 3).
+
+Round ``t`` of Algorithm 2:
+
+1. play ``x_t = argmax_x mu~_{t-1}(x) + beta_t sigma~_{t-1}(x)`` and observe ``y_t``;
+2. embedding ``phi~_t`` (QFF: fixed; Nyström: a freshly sampled dictionary ``D_t``);
+3. ``Phi~_t^T = [phi~_t(x_1), ..., phi~_t(x_t)]``, ``V~_t = Phi~_t^T Phi~_t + lambda I``;
+4. rows ``u_i`` of ``V~_t^{-1/2} Phi~_t^T``;
+   ``r^_i = sum_{tau <= t} u_{i,tau} y_tau 1{|u_{i,tau} y_tau| <= b_t}`` (every historical
+   reward re-truncated in every direction);
+5. ``theta~_t = V~_t^{-1/2} r^``, ``mu~_t(x) = phi~_t(x)^T theta~_t``;
+6. ``sigma~_t^2(x) = lambda phi~_t(x)^T V~_t^{-1} phi~_t(x)`` (QFF, choice (i)) or
+   ``k(x, x) - phi~_t(x)^T phi~_t(x) + lambda phi~_t(x)^T V~_t^{-1} phi~_t(x)`` (Nyström,
+   choice (iii); DESIGN.md).
+
+**Cost independent of t (finite domains).** All observations at arm ``a`` share the
+column ``u_{., a} = V~^{-1/2} phi~(a)`` (call the ``k x n`` matrix ``W``). So
+``r^_i = sum_a W[i, a] * (sum of the y at a with |y| <= b_t / |W[i, a]|)``: each arm keeps
+its rewards sorted by ``|y|`` with prefix sums (:class:`ArmRewards`) and the inner sum is
+one binary search, ``O(k n log N)`` per round. ``Phi~^T Phi~ = sum_a N_a phi~(a) phi~(a)^T``
+comes from per-arm counts (QFF: one rank-one update per round; Nyström: ``O(s^2 n)``
+with ``s <= n`` distinct dictionary arms, see :mod:`agents.features.nystrom` for the exact
+reduction of a dictionary with repeated points). ``mu~_t = W^T r^`` and
+``lambda phi~^T V~^{-1} phi~ = lambda ||W[:, x]||^2``.
+
+Nothing is approximated beyond the algorithm itself; ``tests/test_ata_gp_ucb.py`` checks
+actions and estimates against a naive transcription of Algorithm 2 (per-observation loops,
+``t x m`` matrices).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.features.nystrom import (
+    nystrom_features,
+    sample_copies_distinct,
+    sample_copies_per_arm,
+)
+from agents.features.qff import (
+    QFF_MAX_BYTES,
+    qff_error,
+    qff_features_paired,
+    qff_memory_bytes,
+)
+from agents.gp.base import GPUCBAgent
+from agents.schedules import Schedule
+from hbo_envs.validation import check_int, check_real, param_error
+
+__all__ = ["ATAGPUCBNystrom", "ATAGPUCBQFF", "ArmRewards", "QFF_WARN_ERROR", "truncated_estimate"]
+
+#: ``reset`` warns when the QFF sup-norm error on the candidate set is at least this.
+QFF_WARN_ERROR = 0.1
+
+
+class ArmRewards:
+    """Per-arm rewards sorted by ``|y|``, with prefix sums of ``y`` in that order.
+
+    ``sums(W, level)[i, a] = sum of y at arm a with |W[i, a] y| <= level[i]`` by binary
+    search; ``O(log N_a)`` per entry, independent of the number of rounds.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = np.zeros(n, dtype=np.int64)
+        self._abs: list[np.ndarray | None] = [None] * n
+        self._y: list[np.ndarray | None] = [None] * n
+        self._pre: list[np.ndarray | None] = [None] * n
+        self.played: list[int] = []
+
+    def add(self, arm: int, y: float) -> None:
+        c = int(self.count[arm])
+        ab, ys, pre = self._abs[arm], self._y[arm], self._pre[arm]
+        if ab is None:
+            ab, ys, pre = np.empty(8), np.empty(8), np.zeros(9)
+            self.played.append(arm)
+            self.played.sort()
+        elif c == ab.size:
+            ab = np.concatenate([ab, np.empty(c)])
+            ys = np.concatenate([ys, np.empty(c)])
+            pre = np.concatenate([pre, np.zeros(c)])
+        a = abs(y)
+        pos = int(np.searchsorted(ab[:c], a, side="right"))
+        ab[pos + 1 : c + 1] = ab[pos:c].copy()
+        ys[pos + 1 : c + 1] = ys[pos:c].copy()
+        ab[pos], ys[pos] = a, y
+        # Prefix sums in |y| order: entries after the insertion point all gain y.
+        pre[pos + 2 : c + 2] = pre[pos + 1 : c + 1] + y
+        pre[pos + 1] = pre[pos] + y
+        self._abs[arm], self._y[arm], self._pre[arm] = ab, ys, pre
+        self.count[arm] = c + 1
+
+    def sums(self, W: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """``S[i, a] = sum_{y at a} y 1{|W[i, a] y| <= level[i]}``, shape ``W.shape``."""
+        S = np.zeros_like(W)
+        absW = np.abs(W)
+        with np.errstate(divide="ignore"):
+            # |W y| <= b  <=>  |y| <= b / |W|  (W = 0: every y counts, times W = 0).
+            thr = level[:, None] / absW[:, self.played]
+        abs_, pre, count = self._abs, self._pre, self.count
+        for j, a in enumerate(self.played):
+            idx = abs_[a][: count[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
+            S[:, a] = pre[a][idx]  # type: ignore[index]
+        return S
+
+
+def truncated_estimate(
+    F: np.ndarray, A: np.ndarray, level: np.ndarray, rewards: ArmRewards
+) -> tuple[np.ndarray, np.ndarray]:
+    """Alg. 2 lines 4-5 in the space of arms: ``(mu~_t, ||V~^{-1/2} phi~||^2)`` at every arm.
+
+    ``F`` (k, n) holds the embedding of every arm as columns, ``A = V~_t`` (k, k) and
+    ``level`` (k,) the truncation level of each direction.
+    """
+    e, U = np.linalg.eigh(A)
+    A_isqrt = (U / np.sqrt(e)) @ U.T  # V~_t^{-1/2} (A >= lambda I, so e >= lambda > 0)
+    W = A_isqrt @ F  # column a: the direction weights u_{., tau} of every y_tau at arm a
+    S = rewards.sums(W, level)
+    r_hat = np.einsum("ia,ia->i", W, S)  # Alg. 2 line 4: r^_i
+    # line 5: mu~(x) = phi~(x)^T V~^{-1/2} r^ = W[:, x]^T r^.
+    return W.T @ r_hat, np.einsum("ia,ia->a", W, W)
+
+
+class _ATAGPUCB(GPUCBAgent):
+    """Shared machinery of the two ATA-GP-UCB variants (not registered itself)."""
+
+    # -------------------------------------------------------------- GPUCBAgent hooks
+    def _make_engine(self, problem: Any) -> Any:
+        return self  # the posterior state lives on the agent: mean_, var_, std()
+
+    def std(self) -> np.ndarray:
+        """``sigma~_{t-1}`` at every arm (the engine query used by ``act``/``posterior``)."""
+        if self._std_ is None:
+            sd = np.sqrt(np.maximum(self.var_, 0.0))
+            sd.setflags(write=False)
+            self._std_ = sd
+        return self._std_
+
+    def _estimate(self) -> np.ndarray:
+        return self.mean_
+
+    def _common_setup(self, problem: Any) -> None:
+        alpha = float(problem.alpha)
+        self.alpha_ = alpha
+        self.T_ = int(problem.horizon)
+        needs_v = self.b is None or self.beta is None
+        self.v_scale_ = (
+            self._constant(problem, "v", override="b and beta") ** (1.0 / (1.0 + alpha))
+            if needs_v
+            else math.nan
+        )
+        if self.beta is None:
+            self.B_ = self._constant(problem, "sup_f" if self.schedule_ == "experiment" else "B")
+        # t^{(1-alpha)/(2(1+alpha))}: the growth of b_t and beta_t (Lemma 1, Thm. 4).
+        self.t_exp_ = (1.0 - alpha) / (2.0 * (1.0 + alpha))
+        self.b_ = Schedule.resolve(self._owner, "b", self.b, self._default_b)
+        self.beta_ = self._make_beta()
+        self.rewards_ = ArmRewards(int(problem.n))
+        self.kdiag_ = np.diagonal(np.asarray(problem.kernel_matrix, dtype=float)).copy()
+        # Alg. 2 "Set": mu~_0 = 0, sigma~_0^2 = k(x, x).
+        self.mean_ = np.zeros(int(problem.n))
+        self.var_ = self.kdiag_.copy()
+        self._std_: np.ndarray | None = None
+
+    def _b_formula(self, t: int, m: float, log_arg: float) -> float:
+        # b_t = (v / ln(log_arg))^{1/(1+alpha)} t^{(1-alpha)/(2(1+alpha))}
+        return (
+            self.v_scale_
+            / math.log(max(log_arg, math.e)) ** (1.0 / (1.0 + self.alpha_))
+            * t**self.t_exp_
+        )
+
+    def _beta_formula(self, t: float, m: float, log_arg: float, lead: float, c: float) -> float:
+        # beta = lead + c sqrt(m) v^{1/(1+alpha)} ln(log_arg)^{alpha/(1+alpha)} t^{...}
+        a = self.alpha_
+        return (
+            lead
+            + c
+            * math.sqrt(m)
+            * self.v_scale_
+            * math.log(max(log_arg, math.e)) ** (a / (1.0 + a))
+            * t**self.t_exp_
+        )
+
+    def _observe(self, arm: int, reward: float) -> None:
+        self.rewards_.add(arm, reward)
+        self._refit(arm)
+        self._std_ = None
+
+    def _refit(self, arm: int) -> None:
+        raise NotImplementedError
+
+
+class ATAGPUCBQFF(_ATAGPUCB):
+    """ATA-GP-UCB with quadrature Fourier features (Chowdhury–Gopalan 2019, Alg. 2 + eq. (1)).
+
+    The embedding is the ``2m``-dimensional QFF map of the SE kernel (``m = mbar^d``),
+    fixed for the whole run; variance choice (i) ``lambda phi^T V~^{-1} phi``. Needs an
+    analytic SE kernel (``problem.kernel.name == "se"``): data-derived or other kernels are
+    refused at ``reset``, as the paper does ("Since the kernel is data dependent, we cannot
+    run ATA-GP-UCB-QFF"), and so are embeddings that would not fit in ``max_bytes``.
+
+    Schedules (``m = mbar^d``, ``T = problem.horizon``, ``e = (1-alpha)/(2(1+alpha))``):
+
+    - ``"experiment"`` (authors' public code; DESIGN.md), ``B = problem.sup_f``:
+      ``b_t = (v/ln(mT))^{1/(1+alpha)} t^e``,
+      ``beta_t = B sqrt(lambda) + sqrt(m) v^{1/(1+alpha)} ln(mT)^{alpha/(1+alpha)} t^e``;
+    - ``"theory"`` (Lemma 1 / Thm. 3), ``B = problem.B``:
+      ``b_t = (v/ln(2mT/delta))^{1/(1+alpha)} t^e``,
+      ``beta_{t+1} = B + 4 sqrt(m/lambda) v^{1/(1+alpha)} ln(2mT/delta)^{alpha/(1+alpha)} t^e``.
+
+    (Logarithms of arguments below ``e`` are taken at ``e``, so tiny ``m T`` cannot divide by 0.)
+
+    Parameters
+    ----------
+    schedule, lam, delta, beta
+        See :class:`~agents.gp.base.GPUCBAgent`.
+    b : None, float or callable
+        Override of the truncation level ``b_t``.
+    mbar : None or int
+        Gauss–Hermite nodes per dimension. ``None`` (default): the paper's settings, 32 in
+        1-D (§6, "m = 32 features") and 16 in 2-D (§6, light sensors: "m = 16^2 = 256");
+        32 otherwise, which the memory check refuses from d = 3 on.
+    max_bytes : int
+        Memory budget of the embedding (default :data:`~agents.features.qff.QFF_MAX_BYTES`).
+
+    Attributes
+    ----------
+    qff_error_ : float
+        ``max |k(x, y) - phi(x)^T phi(y)|`` over the candidate set (``eps_m`` of Lemma 1,
+        which needs ``eps_m < 1``; the bound on ``[0, 1]^d`` is
+        :func:`~agents.features.qff.qff_error_bound`).
+
+    >>> import numpy as np, agents
+    >>> from hbo_envs.kernels import SquaredExponential
+    >>> from hbo_envs.problem import Problem
+    >>> X = np.linspace(0, 1, 20)[:, None]; k = SquaredExponential(0.2)
+    >>> p = Problem(points=X, kernel_matrix=k(X), kernel=k, B=1.0, alpha=1.0, v=4.0,
+    ...             nu=3.0, sup_f=1.0, horizon=100)
+    >>> agent = agents.make("ata-gp-ucb-qff"); agent.reset(p, seed=0)
+    >>> a = agent.act(); agent.update(a, 0.5)
+    >>> agent.qff_error_ < 1e-8
+    True
+    """
+
+    name = "ata-gp-ucb-qff"
+
+    def __init__(
+        self,
+        *,
+        schedule: str = "experiment",
+        lam: float = 1.0,
+        delta: float = 0.1,
+        beta: Any = None,
+        b: Any = None,
+        mbar: int | None = None,
+        max_bytes: int = QFF_MAX_BYTES,
+    ) -> None:
+        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
+        self.b = b
+        self.mbar = mbar
+        self.max_bytes = max_bytes
+
+    def _setup(self, problem: Any) -> None:
+        owner = self._owner
+        d = int(problem.dim)
+        default = 16 if d == 2 else 32  # CG 2019 §6: 32 in 1-D, 16^2 on the 2-D sensors
+        mbar = default if self.mbar is None else check_int(owner, "mbar", self.mbar, 1)
+        max_bytes = check_int(owner, "max_bytes", self.max_bytes, 1)
+        kern = problem.kernel
+        if getattr(kern, "name", None) != "se" or not getattr(kern, "analytic", False):
+            raise ValueError(
+                f"{owner} needs an analytic squared-exponential kernel (QFF is the "
+                f"Gauss–Hermite quadrature of the SE kernel's spectral measure, CG 2019 §5(a)); "
+                f"got problem.kernel = {kern!r}. Use 'ata-gp-ucb-nystrom' for other or "
+                f"data-derived kernels."
+            )
+        n = int(problem.n)
+        need = qff_memory_bytes(n, d, mbar)
+        if need > max_bytes:
+            raise ValueError(
+                f"{owner}: a QFF embedding with mbar={mbar} in d={d} dimensions has "
+                f"2*mbar^d = {2 * mbar**d} features and needs {need / 2**30:.3g} GiB for "
+                f"{n} arms, above max_bytes = {max_bytes / 2**30:.3g} GiB. Lower mbar, raise "
+                f"max_bytes, or use 'ata-gp-ucb-nystrom'."
+            )
+        self.mbar_ = mbar
+        self.m_ = mbar**d  # the paper's m (the embedding has dimension 2m)
+        self._common_setup(problem)
+        ls = float(kern.lengthscale)
+        # The 2m features of eq. (1) merged in mirror pairs (exact; see qff_features_paired):
+        # the embedding of each arm is a column of features_, and direction g is truncated
+        # at sqrt(c_g) b_t.
+        self.features_, copies = qff_features_paired(problem.points, ls, mbar)
+        self.level_scale_ = np.sqrt(copies.astype(float))
+        self.qff_error_ = qff_error(problem.points, ls, mbar)
+        if self.qff_error_ >= QFF_WARN_ERROR:
+            warnings.warn(
+                f"{owner}: the QFF embedding (mbar={mbar}, lengthscale {ls:g}) approximates "
+                f"the kernel on the candidate set only to eps_m = {self.qff_error_:.3g} "
+                f"(Lemma 1 needs eps_m < 1 and the error decays only for mbar > e/(4 l^2) "
+                f"in units of the domain width; the theory is for [0, 1]^d). Raise mbar or "
+                f"use 'ata-gp-ucb-nystrom'.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        self.V_ = self.lam_ * np.eye(self.features_.shape[0])
+
+    def _default_b(self, t: int) -> float:
+        m, T = self.m_, self.T_
+        if self.schedule_ == "experiment":
+            return self._b_formula(t, m, m * T)
+        return self._b_formula(t, m, 2 * m * T / self.delta_)  # Lemma 1
+
+    def _default_beta(self, t: int) -> float:
+        m, T = self.m_, self.T_
+        if self.schedule_ == "experiment":
+            return self._beta_formula(t, m, m * T, self.B_ * math.sqrt(self.lam_), 1.0)
+        # Lemma 1: beta_{t+1} = B + 4 sqrt(m/lambda) v^{..} ln(2mT/delta)^{..} t^e.
+        return self._beta_formula(
+            t - 1, m, 2 * m * T / self.delta_, self.B_, 4.0 / math.sqrt(self.lam_)
+        )
+
+    def _refit(self, arm: int) -> None:
+        phi = self.features_[:, arm]
+        self.V_ += np.outer(phi, phi)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
+        level = self.b_(self.t_) * self.level_scale_
+        self.mean_, w2 = truncated_estimate(self.features_, self.V_, level, self.rewards_)
+        self.var_ = self.lam_ * w2  # variance choice (i)
+
+
+class ATAGPUCBNystrom(_ATAGPUCB):
+    """ATA-GP-UCB with Nyström embeddings (Chowdhury–Gopalan 2019, Alg. 2 + Alg. 3).
+
+    Every round a new dictionary is drawn with ridge-leverage-score probabilities
+    ``p_a = min{q sigma~^2_{t-1}(x_a), 1}``; variance choice (iii)
+    ``k(x,x) - phi~^T phi~ + lambda phi~^T V~^{-1} phi~``.
+
+    Schedules (``m_t`` = dictionary size with repetitions, ``T = problem.horizon``,
+    ``e = (1-alpha)/(2(1+alpha))``, ``rho = (1+eps)/(1-eps)``):
+
+    - ``"experiment"`` (authors' public code; DESIGN.md), ``B = problem.sup_f``:
+      ``q = ln(T)/eps^2``, one draw per *distinct* arm played;
+      ``b_t = (v/ln((m_t+1)T))^{1/(1+alpha)} t^e``,
+      ``beta_t = B sqrt(lambda) + sqrt(m_{t-1}+1) v^{1/(1+alpha)}
+      ln((m_{t-1}+1)T)^{alpha/(1+alpha)} t^e``;
+    - ``"theory"`` (Thm. 4 / Lemma 20), ``B = problem.B``: ``q = 6 rho ln(4T/delta)/eps^2``,
+      one draw per past *observation* (Alg. 3; sampled per arm as
+      ``Binomial(N_a, p_a)``, the same distribution),
+      ``b_t = (v/ln(4 m_t T/delta))^{1/(1+alpha)} t^e``,
+      ``beta_{t+1} = B (1 + 1/sqrt(1-eps)) + 4 sqrt(m_t/lambda) v^{1/(1+alpha)}
+      ln(4 m_t T/delta)^{alpha/(1+alpha)} t^e``.
+
+    (``m_t`` is taken as at least 1 inside the theory logarithms and square roots.)
+
+    Parameters
+    ----------
+    schedule, lam, delta, beta
+        See :class:`~agents.gp.base.GPUCBAgent`.
+    b : None, float or callable
+        Override of the truncation level ``b_t``.
+    eps : float
+        Accuracy ``eps in (0, 1)`` of the dictionary (default 0.1, the paper's experiments).
+    q : None or float
+        Override of the oversampling parameter ``q > 0``.
+    dictionary : None or callable
+        ``None`` (the algorithm): resample every round. A callable ``(t, counts) ->``
+        sequence of arm indices fixes the dictionary ``D_t`` (a multiset of arms) instead;
+        meant for experiments and tests that hold the dictionary fixed.
+
+    Attributes
+    ----------
+    m_ : int
+        Current dictionary size ``m_t`` (with repetitions).
+    dictionary_sizes_ : list of int
+        ``m_t`` of every round.
+
+    >>> import numpy as np, agents
+    >>> from hbo_envs.kernels import Matern
+    >>> from hbo_envs.problem import Problem
+    >>> X = np.linspace(0, 1, 20)[:, None]; k = Matern(0.2, 2.5)
+    >>> p = Problem(points=X, kernel_matrix=k(X), kernel=k, B=1.0, alpha=1.0, v=4.0,
+    ...             nu=3.0, sup_f=1.0, horizon=100)
+    >>> agent = agents.make("ata-gp-ucb-nystrom"); agent.reset(p, seed=0)
+    >>> for _ in range(5):
+    ...     a = agent.act(); agent.update(a, 0.5)
+    >>> 1 <= agent.m_ <= 5
+    True
+    """
+
+    name = "ata-gp-ucb-nystrom"
+
+    def __init__(
+        self,
+        *,
+        schedule: str = "experiment",
+        lam: float = 1.0,
+        delta: float = 0.1,
+        beta: Any = None,
+        b: Any = None,
+        eps: float = 0.1,
+        q: float | None = None,
+        dictionary: Callable[[int, np.ndarray], Any] | None = None,
+    ) -> None:
+        super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
+        self.b = b
+        self.eps = eps
+        self.q = q
+        self.dictionary = dictionary
+
+    def _setup(self, problem: Any) -> None:
+        owner = self._owner
+        eps = check_real(owner, "eps", self.eps, 0.0, 1.0, "neither")
+        if self.q is not None:
+            q = check_real(owner, "q", self.q, 0.0, None, "neither")
+        elif self.schedule_ == "experiment":
+            q = math.log(int(problem.horizon)) / eps**2  # authors' code: q = ln(T)/eps^2
+        else:
+            rho = (1.0 + eps) / (1.0 - eps)  # Thm. 4: q = 6 rho ln(4T/delta)/eps^2
+            q = 6.0 * rho * math.log(4.0 * int(problem.horizon) / self.delta_) / eps**2
+        if self.dictionary is not None and not callable(self.dictionary):
+            raise param_error(
+                owner, "dictionary", "None or a callable (t, counts) -> arms", self.dictionary
+            )
+        self.eps_, self.q_ = eps, q
+        self.K_ = np.asarray(problem.kernel_matrix, dtype=float)
+        self.m_ = 0
+        self.dictionary_sizes_: list[int] = []
+        self._common_setup(problem)
+
+    def _mm(self) -> float:
+        return self.m_ + 1.0 if self.schedule_ == "experiment" else max(self.m_, 1.0)
+
+    def _default_b(self, t: int) -> float:
+        m, T = self._mm(), self.T_
+        if self.schedule_ == "experiment":
+            return self._b_formula(t, m, m * T)
+        return self._b_formula(t, m, 4.0 * m * T / self.delta_)  # Thm. 4
+
+    def _default_beta(self, t: int) -> float:
+        m, T = self._mm(), self.T_
+        if self.schedule_ == "experiment":
+            return self._beta_formula(t, m, m * T, self.B_ * math.sqrt(self.lam_), 1.0)
+        lead = self.B_ * (1.0 + 1.0 / math.sqrt(1.0 - self.eps_))  # Thm. 4
+        return self._beta_formula(
+            t - 1, m, 4.0 * m * T / self.delta_, lead, 4.0 / math.sqrt(self.lam_)
+        )
+
+    def _copies(self) -> np.ndarray:
+        """Copies ``c_a`` of each arm in ``D_t`` (Alg. 3; see agents.features.nystrom)."""
+        counts = self.rewards_.count
+        if self.dictionary is not None:
+            arms = np.asarray(self.dictionary(self.t_, counts.copy()), dtype=np.int64).reshape(-1)
+            if arms.size and (arms.min() < 0 or arms.max() >= counts.size):
+                raise param_error(
+                    self._owner, "dictionary", f"arm indices in [0, {counts.size - 1}]", arms
+                )
+            return np.bincount(arms, minlength=counts.size)
+        # p_{t,i} = min{q sigma~^2_{t-1}(x_i), 1} (self.var_ still holds sigma~^2_{t-1}).
+        p = np.minimum(self.q_ * np.maximum(self.var_, 0.0), 1.0)
+        if self.schedule_ == "experiment":
+            return sample_copies_distinct(self.rng_, counts, p)
+        return sample_copies_per_arm(self.rng_, counts, p)
+
+    def _refit(self, arm: int) -> None:
+        copies = self._copies()
+        S = np.flatnonzero(copies)
+        c = copies[S]
+        self.m_ = int(c.sum())
+        self.dictionary_sizes_.append(self.m_)
+        if S.size == 0:  # empty dictionary: phi~_t has dimension 0
+            self.mean_ = np.zeros_like(self.kdiag_)
+            self.var_ = self.kdiag_.copy()
+            return
+        K = self.K_
+        Psi = nystrom_features(K[np.ix_(S, S)], K[S, :], c)  # (s, n), reduced phi~_t
+        N = self.rewards_.count.astype(float)
+        P = self.rewards_.played
+        PsiP = Psi[:, P]
+        A = (PsiP * N[P]) @ PsiP.T  # Phi~^T Phi~ from per-arm counts
+        A[np.diag_indices_from(A)] += self.lam_
+        # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
+        level = self.b_(self.t_) * np.sqrt(c.astype(float))
+        self.mean_, w2 = truncated_estimate(Psi, A, level, self.rewards_)
+        # Variance choice (iii): k(x,x) - phi~^T phi~ + lambda phi~^T V~^{-1} phi~.
+        self.var_ = self.kdiag_ - np.einsum("ia,ia->a", Psi, Psi) + self.lam_ * w2

@@ -1,0 +1,318 @@
+"""ATA-GP-UCB (Chowdhury–Gopalan 2019, Alg. 2) with QFF and Nyström embeddings.
+
+- actions and estimates against a naive transcription of Algorithm 2 (per-observation
+  truncation loops, ``t x m`` matrices, features from eq. (1) / Alg. 3 with pinv);
+- QFF error against Lemma 14 on a grid of ``mbar``;
+- per-arm Binomial dictionary sampling against per-observation Bernoulli sampling;
+- parameter validation at ``reset``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numpy.polynomial.hermite import hermroots, hermval
+from scipy import stats
+
+import agents
+from agents.features.nystrom import (
+    nystrom_features,
+    sample_copies_per_arm,
+    sample_copies_per_observation,
+)
+from agents.features.qff import qff_error, qff_error_bound, qff_features
+from hbo_envs.kernels import EmpiricalKernel, Matern, SquaredExponential
+from hbo_envs.problem import Problem
+from tests.test_agents_reference import as_fn, assert_same, reward_stream, tie_argmax
+from tests.test_agents_reference import run_agent as run_fast
+
+# The comparisons with the naive Algorithm 2 use small mbar on purpose (eps_m is then
+# large and reset warns); the warning itself is tested below.
+pytestmark = pytest.mark.filterwarnings("ignore:ATAGPUCBQFF. the QFF embedding:RuntimeWarning")
+
+
+def se_problem(n=12, ls=0.2, horizon=60, d=1, alpha=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.linspace(0, 1, n)[:, None] if d == 1 else rng.random((n, d))
+    k = SquaredExponential(ls)
+    return Problem(
+        points=X, kernel_matrix=k(X), kernel=k, B=1.3, alpha=alpha, v=4.0, nu=3.0,
+        sup_f=1.0, horizon=horizon, name="test-se",
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ naive reference
+def naive_qff(X, ls, mbar):
+    """eq. (1) for d = 1, with nu(z) = 2^{mbar-1} mbar! / (mbar^2 H_{mbar-1}(z)^2)."""
+    z = hermroots([0] * mbar + [1])
+    H = hermval(z, [0] * (mbar - 1) + [1])
+    nu = 2.0 ** (mbar - 1) * math.factorial(mbar) / (mbar**2 * H**2)
+    arg = math.sqrt(2) / ls * X[:, :1] * z[None, :]
+    return np.concatenate([np.sqrt(nu) * np.cos(arg), np.sqrt(nu) * np.sin(arg)], axis=1)
+
+
+def msqrt(M):
+    e, U = np.linalg.eigh(M)
+    return (U * np.sqrt(np.maximum(e, 0))) @ U.T
+
+
+def naive_ata(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, delta=0.1,
+              mbar=8, eps=0.1, dictionary=None, beta=None, b=None):  # fmt: skip
+    """Algorithm 2 one round at a time: every historical reward re-truncated in every
+    direction by an explicit loop over (direction, observation)."""
+    K, T, rng = problem.kernel_matrix, problem.horizon, np.random.default_rng(seed)
+    n, alpha, v = problem.n, problem.alpha, problem.v
+    kdiag = np.diag(K)
+    e = (1 - alpha) / (2 * (1 + alpha))
+    B = problem.sup_f if schedule == "experiment" else problem.B
+    mu, var = np.zeros(n), kdiag.copy()
+    arms, ys, actions, post = [], [], [], []
+    m_dim = 0  # m_{t-1}
+    for t in range(1, T + 1):
+        if beta is not None:
+            bt = as_fn(beta)(t)
+        elif kind == "qff":
+            m = mbar
+            if schedule == "experiment":
+                L = math.log(m * T)
+                bt = B * math.sqrt(lam) + math.sqrt(m) * v ** (1 / (1 + alpha)) * L ** (
+                    alpha / (1 + alpha)) * t**e  # fmt: skip
+            else:
+                L = math.log(2 * m * T / delta)
+                bt = B + 4 * math.sqrt(m / lam) * v ** (1 / (1 + alpha)) * L ** (
+                    alpha / (1 + alpha)) * (t - 1) ** e  # fmt: skip
+        else:
+            mm = m_dim + 1 if schedule == "experiment" else max(m_dim, 1)
+            if schedule == "experiment":
+                L = math.log(max(mm * T, math.e))
+                bt = B * math.sqrt(lam) + math.sqrt(mm) * v ** (1 / (1 + alpha)) * L ** (
+                    alpha / (1 + alpha)) * t**e  # fmt: skip
+            else:
+                L = math.log(max(4 * mm * T / delta, math.e))
+                lead = B * (1 + 1 / math.sqrt(1 - eps))
+                bt = lead + 4 * math.sqrt(mm / lam) * v ** (1 / (1 + alpha)) * L ** (
+                    alpha / (1 + alpha)) * (t - 1) ** e  # fmt: skip
+        score = mu + bt * np.sqrt(np.maximum(var, 0))
+        post.append((mu.copy(), bt * np.sqrt(np.maximum(var, 0))))
+        a = tie_argmax(score, rng)
+        actions.append(a)
+        arms.append(a)
+        ys.append(reward(a, t))
+        # embedding phi~_t of every point: rows of F (n, m_t)
+        if kind == "qff":
+            F = naive_qff(problem.points, problem.kernel.lengthscale, mbar)
+        else:
+            counts = np.bincount(arms, minlength=n)
+            D = [int(i) for i in dictionary(t, counts)]
+            KD = K[np.ix_(D, D)]
+            P = np.linalg.pinv(msqrt(KD), rcond=1e-6)  # (K_D^{1/2})^+
+            F = (P @ K[D, :]).T
+        m_dim = F.shape[1] if kind == "nystrom" else m_dim
+        Phi = F[arms]  # (t, m_t)
+        V = Phi.T @ Phi + lam * np.eye(F.shape[1])
+        Vis = np.linalg.inv(msqrt(V))
+        U = Vis @ Phi.T  # rows u_i
+        if b is not None:
+            level = as_fn(b)(t)
+        else:
+            if kind == "qff":
+                Lb = math.log(mbar * T) if schedule == "experiment" else math.log(
+                    2 * mbar * T / delta)  # fmt: skip
+            else:
+                mt = F.shape[1]
+                Lb = (math.log(max((mt + 1) * T, math.e)) if schedule == "experiment"
+                      else math.log(max(4 * max(mt, 1) * T / delta, math.e)))  # fmt: skip
+            level = (v / Lb) ** (1 / (1 + alpha)) * t**e
+        r = np.zeros(U.shape[0])
+        for i in range(U.shape[0]):
+            for tau in range(len(ys)):
+                uy = U[i, tau] * ys[tau]
+                if abs(uy) <= level:
+                    r[i] += uy
+        theta = Vis @ r
+        mu = F @ theta
+        quad = lam * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
+        var = quad if kind == "qff" else kdiag - np.sum(F * F, axis=1) + quad
+    return actions, post
+
+
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_qff_matches_naive_algorithm_2(schedule, alpha):
+    p = se_problem(horizon=60, alpha=alpha)
+    reward = reward_stream(p, seed=3)
+    fast = run_fast(agents.make("ata-gp-ucb-qff", schedule=schedule, mbar=8), p, reward, 5)
+    ref = naive_ata(p, reward, 5, kind="qff", schedule=schedule, mbar=8)
+    assert_same(fast, ref)
+    assert len(set(fast[0])) > 3  # it explores, so the comparison covers several arms
+
+
+@pytest.mark.parametrize("mbar", [6, 7])
+def test_qff_truncation_is_active_and_matches_with_overrides(mbar):
+    """A small constant b truncates many (direction, reward) pairs: still identical (odd
+    mbar has the centre node omega = 0, a cosine without a mirror and a zero sine)."""
+    p = se_problem(horizon=40)
+    reward = reward_stream(p, seed=4)
+    kw = {"b": 0.3, "beta": lambda t: 1.0 + 0.1 * t}
+    fast = run_fast(agents.make("ata-gp-ucb-qff", mbar=mbar, **kw), p, reward, 1)
+    ref = naive_ata(p, reward, 1, kind="qff", mbar=mbar, **kw)
+    assert_same(fast, ref)
+
+
+def _fixed_dictionary(t, counts):
+    # every arm played, with 1-3 copies each (a multiset, as Alg. 3 can draw)
+    played = np.flatnonzero(counts)
+    return [a for a in played for _ in range(min(int(counts[a]), 1 + a % 3))]
+
+
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+def test_nystrom_matches_naive_algorithm_2_with_a_fixed_dictionary(schedule):
+    p = se_problem(n=10, ls=0.15, horizon=50)
+    reward = reward_stream(p, seed=7)
+    agent = agents.make("ata-gp-ucb-nystrom", schedule=schedule, dictionary=_fixed_dictionary)
+    fast = run_fast(agent, p, reward, 2)
+    ref = naive_ata(p, reward, 2, kind="nystrom", schedule=schedule, dictionary=_fixed_dictionary)
+    assert_same(fast, ref)
+    assert max(agent.dictionary_sizes_) > len(set(fast[0])) > 3  # repeated points, several arms
+
+
+def test_nystrom_features_reduce_repeated_points_exactly():
+    """phi~ = (K_D^{1/2})^+ k_D with repeated points has the same Gram matrix as the reduced
+    psi = (M^{1/2})^+ C^{1/2} k_S, and the same norms of V~^{-1/2} Phi~^T per copy."""
+    X = np.linspace(0, 1, 7)[:, None]
+    K = SquaredExponential(0.3)(X)
+    S, c = np.array([0, 3, 6]), np.array([1, 3, 2])
+    D = np.repeat(S, c)
+    F = np.linalg.pinv(msqrt(K[np.ix_(D, D)]), rcond=1e-8) @ K[D, :]  # (m_t, n)
+    Psi = nystrom_features(K[np.ix_(S, S)], K[S, :], c)
+    np.testing.assert_allclose(F.T @ F, Psi.T @ Psi, atol=1e-10)
+    np.testing.assert_allclose(
+        Psi.T @ Psi, K[:, S] @ np.linalg.solve(K[np.ix_(S, S)], K[S, :]), atol=1e-10
+    )
+
+
+# --------------------------------------------------------------------- QFF error
+def test_qff_error_decays_below_lemma_14_bound():
+    X = np.linspace(0, 1, 60)[:, None]
+    errs = []
+    for mbar in (12, 16, 20, 24, 28, 32):
+        err, bound = qff_error(X, 0.2, mbar), qff_error_bound(1, mbar, 0.2)
+        assert err <= bound, (mbar, err, bound)
+        errs.append(err)
+    assert all(b < a for a, b in zip(errs, errs[1:], strict=False))  # strictly decaying
+    assert errs[-1] < 1e-10
+    X2 = np.random.default_rng(1).random((40, 2))
+    for mbar in (16, 20):
+        assert qff_error(X2, 0.25, mbar) <= qff_error_bound(2, mbar, 0.25)
+
+
+def test_qff_features_match_the_explicit_formula_and_the_kernel():
+    X = np.linspace(0, 1, 9)[:, None]
+    np.testing.assert_allclose(qff_features(X, 0.3, 7), naive_qff(X, 0.3, 7), atol=1e-12)
+    Phi = qff_features(X, 0.3, 40)
+    np.testing.assert_allclose(Phi @ Phi.T, SquaredExponential(0.3)(X), atol=1e-12)
+
+
+# ------------------------------------------------------- dictionary sampling law
+def test_per_arm_binomial_sampling_matches_per_observation_bernoulli():
+    """Alg. 3 draws one Bernoulli(p_a) per past observation; the agent draws
+    Binomial(N_a, p_a) per arm. Same law: per-arm means within 4 standard errors and a
+    chi-square two-sample test on the dictionary size m_t at level 1e-3."""
+    rng = np.random.default_rng(0)
+    counts = np.array([0, 1, 5, 40, 3, 200])
+    p = np.array([0.9, 0.5, 0.2, 0.05, 1.0, 0.01])
+    arms = np.repeat(np.arange(6), counts)
+    R = 4000
+    a = np.array([sample_copies_per_arm(rng, counts, p) for _ in range(R)])
+    b = np.array(
+        [sample_copies_per_observation(rng, rng.permutation(arms), p, 6) for _ in range(R)]
+    )
+    sd = np.sqrt(counts * p * (1 - p) * 2 / R) + 1e-12
+    assert np.all(np.abs(a.mean(0) - b.mean(0)) <= 4 * sd + 1e-12)
+    assert np.all(a[:, 0] == 0) and np.all(a[:, 4] == 3) and np.all(b[:, 4] == 3)
+    ma, mb = a.sum(1), b.sum(1)
+    edges = np.unique(np.quantile(np.concatenate([ma, mb]), np.linspace(0, 1, 9)))
+    ha = np.histogram(ma, np.r_[edges[:-1], np.inf])[0]
+    hb = np.histogram(mb, np.r_[edges[:-1], np.inf])[0]
+    keep = (ha + hb) > 0
+    assert stats.chi2_contingency(np.array([ha[keep], hb[keep]]))[1] > 1e-3
+    # and the variance matches Binomial: sum N_a p_a (1 - p_a)
+    var = float(np.sum(counts * p * (1 - p)))
+    assert abs(ma.var() - var) < 0.15 * var and abs(mb.var() - var) < 0.15 * var
+
+
+def test_nystrom_theory_dictionary_is_per_observation_and_experiment_per_distinct_arm():
+    p = se_problem(n=10, horizon=400)
+    reward = reward_stream(p, seed=1)
+    sizes = {}
+    for schedule in ("experiment", "theory"):
+        agent = agents.make("ata-gp-ucb-nystrom", schedule=schedule)
+        run_fast(agent, p, reward, 0)
+        sizes[schedule] = agent.dictionary_sizes_
+        assert agent.m_ <= (10 if schedule == "experiment" else 400)
+    assert max(sizes["experiment"]) <= 10  # at most one copy of each arm
+    assert max(sizes["theory"]) > 10  # repeated points: q sigma^2 >= 1 for many draws
+
+
+# ------------------------------------------------------------------------- validation
+@pytest.mark.parametrize(
+    ("name", "params", "match"),
+    [
+        ("ata-gp-ucb-nystrom", {"eps": 0.0},
+         r"'eps' parameter of ATAGPUCBNystrom must be a real number in \(0.0, 1.0\). Got 0.0"),
+        ("ata-gp-ucb-nystrom", {"eps": 1.0}, r"'eps' .* Got 1.0"),
+        ("ata-gp-ucb-nystrom", {"q": 0.0}, r"'q' parameter .* \(0.0, inf\). Got 0.0"),
+        ("ata-gp-ucb-nystrom", {"q": -1}, r"'q' parameter .* Got -1"),
+        ("ata-gp-ucb-nystrom", {"dictionary": 3}, r"'dictionary' parameter"),
+        ("ata-gp-ucb-qff", {"mbar": 0},
+         r"'mbar' parameter of ATAGPUCBQFF must be an integer in \[1, inf\]. Got 0"),
+        ("ata-gp-ucb-qff", {"mbar": 2.5}, r"'mbar' parameter .* Got 2.5"),
+        ("ata-gp-ucb-qff", {"lam": -1.0}, r"'lam' parameter"),
+    ],
+)  # fmt: skip
+def test_invalid_parameters_fail_at_reset(name, params, match):
+    agent = agents.make(name, **params)  # stored, not validated
+    with pytest.raises(ValueError, match=match):
+        agent.reset(se_problem(), seed=0)
+
+
+@pytest.mark.parametrize("kernel", [Matern(0.2, 2.5), EmpiricalKernel()])
+def test_qff_refuses_non_se_kernels(kernel):
+    p = se_problem()
+    p = p.replace(kernel=kernel)
+    with pytest.raises(
+        ValueError, match="needs an analytic squared-exponential kernel.*ata-gp-ucb-nystrom"
+    ):
+        agents.make("ata-gp-ucb-qff").reset(p, seed=0)
+
+
+def test_qff_refuses_infeasible_feature_dimension_and_names_the_size():
+    p = se_problem(n=50, d=5)
+    with pytest.raises(ValueError, match=r"2\*mbar\^d = 67108864 features and needs .* GiB"):
+        agents.make("ata-gp-ucb-qff").reset(p, seed=0)
+
+
+def test_huge_rewards_give_finite_posteriors():
+    p = se_problem(horizon=30)
+    for name in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom"):
+        agent = agents.make(name)
+        agent.reset(p, seed=0)
+        for t in range(30):
+            a = agent.act()
+            agent.update(a, 1e12 if t % 3 == 0 else -1e12)
+        mu, w = agent.posterior()
+        assert np.all(np.isfinite(mu)) and np.all(np.isfinite(w))
+
+
+def test_qff_defaults_follow_the_paper_and_warn_when_the_embedding_is_poor():
+    agent = agents.make("ata-gp-ucb-qff")
+    agent.reset(se_problem(n=30, d=2, ls=0.3), seed=0)
+    assert agent.mbar_ == 16 and agent.features_.shape[0] == 256  # 16^2 pairs of 2 features
+    agent.reset(se_problem(), seed=0)
+    assert agent.mbar_ == 32 and agent.qff_error_ < 1e-10
+    # Park–Lee's 1-D domain is [-10, 10] with l = 1: QFF with mbar = 32 is no approximation
+    wide = se_problem(n=50).replace(points=np.linspace(-10, 10, 50)[:, None])
+    with pytest.warns(RuntimeWarning, match=r"eps_m = 0\.9\d+ .*Raise mbar"):
+        agent.reset(wide.replace(kernel=SquaredExponential(1.0)), seed=0)
