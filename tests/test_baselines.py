@@ -48,6 +48,25 @@ HORIZON: dict[str, tuple[int, str]] = {
     "hbo/RKHS1D-SymPareto-eps08-v0": (1000, "1000 arms but lengthscale 1 on [-10, 10]"),
     "hbo/Griewank2D-SymPareto-eps02-v0": (1000, "400 arms, 2.5 plays per arm"),
     "hbo/Griewank2D-SymPareto-eps08-v0": (1000, "400 arms, 2.5 plays per arm"),
+    # Real data (CG Fig. 1d/e, PL Table 2): T = 1000, the papers' horizon; 29 / 41 arms get
+    # 34 / 24 plays each under uniform play, the 3-arm stock picking 333.
+    "hbo/Stocks29-v0": (1000, "29 arms, 34 plays per arm"),
+    "hbo/LightSensor-v0": (1000, "41 arms, 24 plays per arm"),
+    "hbo/StockPicking-v0": (1000, "3 arms, 333 plays per arm (the paper's 1000 test days)"),
+}
+
+#: Agents whose pairs are not re-run here, with the reason: their verdicts against random
+#: come from the full reproductions (``hbo-bench reproduce cg2019-fig1a|b|c``, numbers in
+#: the README), and their measured failures are still listed in KNOWN_FAILURES (for the
+#: verdict lines); their exactness is tested against a naive Algorithm 2 in
+#: ``tests/test_ata_gp_ucb.py``.
+NOT_IN_CI_AGENTS: dict[str, str] = {
+    name: (
+        "a round costs 2-10 ms on 100 arms (an eigendecomposition in feature space per "
+        "round, as Algorithm 2 prints) and ~0.2 s on Park-Lee's 1000-arm 1D env with "
+        "Nystrom, so 10 seeds at the horizons above cost tens of minutes per env"
+    )
+    for name in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
 }
 
 #: Envs whose pairs are not re-run here, with the reason. Every available pair on them must
@@ -101,7 +120,11 @@ def test_every_registry_env_has_a_horizon_and_the_table_is_about_listed_pairs():
     for agent, env in KNOWN_FAILURES:
         assert agent in PAIRS.get(env, {}), (agent, env)
     for env in NOT_IN_CI:
-        unlisted = [a for a in PAIRS.get(env, {}) if (a, env) not in KNOWN_FAILURES]
+        unlisted = [
+            a
+            for a in PAIRS.get(env, {})
+            if (a, env) not in KNOWN_FAILURES and a not in NOT_IN_CI_AGENTS
+        ]
         assert not unlisted, f"{env}: {unlisted} neither tested here nor in KNOWN_FAILURES"
 
 
@@ -113,6 +136,8 @@ def test_every_reference_agent_beats_random(env_id):
     r_lo, r_hi = stratified_bootstrap_ci(rnd)
     failures = []
     for label, (name, params) in PAIRS[env_id].items():
+        if name in NOT_IN_CI_AGENTS:
+            continue
         R = np.array([final_regret(name, params, env, s) for s in range(SEEDS)])
         lo, hi = stratified_bootstrap_ci(R)
         msg = (

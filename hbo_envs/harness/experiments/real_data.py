@@ -146,6 +146,10 @@ for _panel, _env, _what, _paper, _note in (
             horizon=1000,
             quick_seeds=3,
             quick_horizon=1000,
+            quick_note=(
+                "T = 1000, the full horizon (the papers' own); only the seeds are cut (3 "
+                "instead of 10), so quick verdicts are often inconclusive."
+            ),
             metric="avg_regret",
             claims=_cg_claims(with_qff=_QFF in _paper),
             expect="ATA-GP-UCB below TGP-UCB (Nyström no worse than QFF); R_T/T decreasing.",
@@ -187,6 +191,10 @@ register(
         horizon=1000,
         quick_seeds=3,
         quick_horizon=1000,
+        quick_note=(
+            "T = 1000 test days, the full horizon; only the seeds are cut (3 instead of 10). "
+            "The env is deterministic, so seeds only vary the agents' own randomness."
+        ),
         metric="regret",
         claims=(
             lowest("mom-gp-ucb", text="MoM-GP-UCB lowest cumulative regret", source=_PL_SRC),
