@@ -33,7 +33,15 @@ from scipy.spatial.distance import cdist
 
 from hbo_envs.validation import MAX_LENGTHSCALE, MIN_LENGTHSCALE, check_real
 
-__all__ = ["Kernel", "SquaredExponential", "Matern", "EmpiricalKernel", "make_kernel", "sqdist"]
+__all__ = [
+    "Kernel",
+    "SquaredExponential",
+    "Matern",
+    "MAX_MATERN_NU",
+    "EmpiricalKernel",
+    "make_kernel",
+    "sqdist",
+]
 
 
 def _as_points(X: Any, name: str) -> np.ndarray:
@@ -128,6 +136,10 @@ class SquaredExponential(Kernel):
         return {"lengthscale": self.lengthscale}
 
 
+MAX_MATERN_NU = 1000.0
+"""Largest Matérn smoothness accepted: beyond ~1e3 it is the SE kernel for every purpose."""
+
+
 @dataclass(frozen=True)
 class Matern(Kernel):
     """Matérn kernel with smoothness ``nu`` and lengthscale ``l`` (Park–Lee eq. (2))."""
@@ -146,7 +158,9 @@ class Matern(Kernel):
         )
         # nu beyond ~1e3 is the SE kernel for every purpose, and K_nu's log-space formula
         # loses all precision there.
-        object.__setattr__(self, "nu", check_real("Matern", "nu", self.nu, 0, 1000.0, "right"))
+        object.__setattr__(
+            self, "nu", check_real("Matern", "nu", self.nu, 0, MAX_MATERN_NU, "right")
+        )
 
     def _from_sqdist(self, d2: np.ndarray) -> np.ndarray:
         r = np.sqrt(d2) / self.lengthscale

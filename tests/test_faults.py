@@ -3,6 +3,8 @@ NaN constants, unbounded sizes, file-system faults, inconsistencies."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import stat
@@ -84,10 +86,24 @@ def test_nan_posterior_fails_its_cell_instead_of_scoring_zero() -> None:
 
 
 # -- silently accepted -------------------------------------------------------------------------
+def _entry(env_id: str):
+    module, _, attr = gym.spec(env_id).entry_point.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 @pytest.mark.parametrize("env_id", hbo_envs.ENV_IDS)
 @pytest.mark.parametrize("value", ["false", "no"])
 def test_redraw_string_is_refused_on_every_env(env_id: str, value: str) -> None:
-    with pytest.raises(TypeError, match=rf"'redraw'.*True or False.*Got '{value}'"):
+    params = set(inspect.signature(_entry(env_id)).parameters)
+    if "redraw" in params:  # a flag: a string is refused (bool("false") is True)
+        match = rf"'redraw'.*True or False.*Got '{value}'"
+    else:  # no such parameter: refused naming it, its value and the accepted ones
+        assert params, env_id
+        match = (
+            rf"no parameter 'redraw'; its parameters are {', '.join(sorted(params, key=str.lower))}"
+            rf"\. Got redraw='{value}'"
+        )
+    with pytest.raises(TypeError, match=match):
         gym.make(env_id, redraw=value)
 
 

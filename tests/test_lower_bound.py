@@ -14,7 +14,7 @@ from scipy import integrate, special, stats
 
 import hbo_envs  # noqa: F401
 from hbo_envs.channels import TwoPoint, make_channel
-from hbo_envs.kernels import EmpiricalKernel, Matern, SquaredExponential
+from hbo_envs.kernels import MAX_MATERN_NU, EmpiricalKernel, Matern, SquaredExponential
 from hbo_envs.objectives.base import min_norm_interpolant_norm
 from hbo_envs.objectives.lower_bound import (
     _bump_norm,
@@ -24,6 +24,7 @@ from hbo_envs.objectives.lower_bound import (
     lower_bound_family,
     rkhs_norm_radial,
 )
+from hbo_envs.validation import MAX_HORIZON
 
 Z = 5.0  # Monte Carlo tolerance in standard errors (false failure ~6e-7)
 
@@ -324,9 +325,12 @@ def test_env_reports_the_construction_and_draws_j_uniformly(env_id: str) -> None
         ({"B": -1}, "B"),
         ({"B": 1e-5}, "B"),
         ({"horizon": 0}, "horizon"),
+        ({"horizon": 10**30}, "horizon"),  # above MAX_HORIZON, refused before building
         ({"dim": 0}, "dim"),
         ({"lengthscale": -0.1}, "lengthscale"),
         ({"matern_nu": 0.0, "kernel": "matern"}, "matern_nu"),
+        ({"matern_nu": 1e9, "kernel": "matern"}, "matern_nu"),  # above MAX_MATERN_NU
+        ({"matern_nu": float("nan")}, "matern_nu"),  # checked for SE too
         ({"points_per_cell": 2}, "points_per_cell"),
         ({"delta": 2.0}, "delta"),
         ({"objective_seed": -1}, "objective_seed"),
@@ -340,14 +344,25 @@ def test_env_rejects_bad_arguments(kwargs: dict, param: str) -> None:
 
 def test_exponents_of_the_theorem() -> None:
     assert lower_bound_exponent(SquaredExponential(0.1), 0.5) == pytest.approx(2 / 3)
-    # Matérn: (ν + dα)/(ν(1+α) + dα) → 1/(1+α) as ν → ∞
-    assert lower_bound_exponent(Matern(0.1, 1e9), 0.5) == pytest.approx(2 / 3, rel=1e-6)
+    # Matérn: (ν + dα)/(ν(1+α) + dα) → 1/(1+α) as ν → ∞, up to the largest ν accepted
+    # (MAX_MATERN_NU = 1e3: beyond it Matérn is SE and K_ν loses precision)
+    gaps = [
+        lower_bound_exponent(Matern(0.1, nu), 0.5) - 2 / 3
+        for nu in (2.5, 10.0, 100.0, MAX_MATERN_NU)
+    ]
+    assert all(g > 0 for g in gaps) and gaps == sorted(gaps, reverse=True)
+    assert gaps[-1] == pytest.approx((MAX_MATERN_NU + 0.5) / (1.5 * MAX_MATERN_NU + 0.5) - 2 / 3)
+    assert gaps[-1] < 2e-4
     assert lower_bound_exponent(Matern(0.1, 2.5), 1.0, 2) == pytest.approx(4.5 / 7)
 
 
-@pytest.mark.parametrize("kwargs", [{"v": 1e-300}, {"horizon": 10**30}, {"delta": 1e-12}])
+@pytest.mark.parametrize(
+    "kwargs", [{"v": 1e-300}, {"horizon": MAX_HORIZON, "v": 1e-30}, {"delta": 1e-12}]
+)
 def test_moment_constants_stay_exact_at_extreme_scales(kwargs: dict) -> None:
-    # 2Δ far below 1e-9: the channel must not round max|f| (the base class's cache key)
+    # 2Δ far below 1e-9: the channel must not round max|f| (the base class's cache key).
+    # The horizon is capped at MAX_HORIZON = 1e9 (Δ ∝ T^{-α/(1+α)} alone gives only ~1e-4
+    # there), so v = 1e-30 takes the T = 1e9 instance down to Δ ~ 1e-19.
     env = gym.make("hbo/LowerBound-SE-v0", **kwargs).unwrapped
     env.reset(seed=0)
     v = kwargs.get("v", 1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -13,13 +15,52 @@ from gymnasium import spaces
 from hbo_envs.channels import RewardChannel, make_channel
 from hbo_envs.objectives import OBJECTIVES, Objective
 from hbo_envs.problem import Problem
-from hbo_envs.validation import MAX_HORIZON, check_bool, check_index, check_int, param_error
+from hbo_envs.validation import (
+    MAX_HORIZON,
+    ParameterTypeError,
+    check_bool,
+    check_index,
+    check_int,
+    param_error,
+)
 
-__all__ = ["GPBanditEnv", "ObjectiveSpec"]
+__all__ = ["GPBanditEnv", "ObjectiveSpec", "refuse_unknown_kwargs"]
 
 _OBS = np.int64(0)  # the constant placeholder observation
 
 ObjectiveSpec = Objective | str | dict[str, Any] | Callable[[np.random.Generator], Objective]
+
+
+def refuse_unknown_kwargs(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap an env's ``__init__`` so an unknown keyword gets the uniform error.
+
+    Python's own "got an unexpected keyword argument" names neither the value nor the
+    accepted parameters; this names the env, the parameter, its value and every parameter
+    the env has (so ``redraw="false"`` on an env without ``redraw`` says so). The
+    signature is kept (``functools.wraps``), so ``inspect.signature`` still lists the
+    real parameters. Applied to :class:`GPBanditEnv` and, by ``__init_subclass__``, to
+    every subclass that defines its own ``__init__``.
+    """
+    params = inspect.signature(init).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return init
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names.discard("self")
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - names)
+        if unknown:
+            bad = unknown[0]
+            # TypeError, and Python's phrase kept: gymnasium.make relies on both (render_mode)
+            raise ParameterTypeError(
+                f"{type(self).__name__} got an unexpected keyword argument {bad!r}: it has no "
+                f"parameter {bad!r}; its parameters are {', '.join(sorted(names, key=str.lower))}."
+                f" Got {bad}={kwargs[bad]!r} instead."
+            )
+        init(self, *args, **kwargs)
+
+    return wrapper
 
 
 _POSITIVE = "positive_values"
@@ -146,6 +187,12 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
 
     metadata: dict[str, Any] = {"render_modes": []}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:  # every env refuses unknown keywords the same way
+            cls.__init__ = refuse_unknown_kwargs(cls.__dict__["__init__"])  # type: ignore[method-assign]
+
+    @refuse_unknown_kwargs
     def __init__(
         self,
         objective: ObjectiveSpec = "random-rkhs",

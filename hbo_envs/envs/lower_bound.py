@@ -14,7 +14,7 @@ import numpy as np
 
 from hbo_envs.channels import TwoPoint
 from hbo_envs.envs.base import GPBanditEnv
-from hbo_envs.kernels import Kernel, Matern, SquaredExponential
+from hbo_envs.kernels import MAX_MATERN_NU, Kernel, Matern, SquaredExponential
 from hbo_envs.objectives.base import Objective
 from hbo_envs.objectives.lower_bound import LowerBoundFamily, lower_bound_family
 from hbo_envs.validation import check_choice, check_int, check_real, param_error
@@ -115,11 +115,14 @@ class LowerBoundEnv(GPBanditEnv):
         if not isinstance(name, str):
             raise param_error(owner, "name", "a string", name)
         lengthscale = check_real(owner, "lengthscale", lengthscale, 0)
+        # checked for both kernels (an SE env must not accept matern_nu=nan silently), with
+        # the Matern kernel's own bound, so the error names 'matern_nu', not Matern's 'nu'
+        matern_nu = check_real(owner, "matern_nu", matern_nu, 0, MAX_MATERN_NU, "right")
         k: Kernel
         if kernel == "se":
             k = SquaredExponential(lengthscale)
         else:
-            k = Matern(lengthscale, check_real(owner, "matern_nu", matern_nu, 0))
+            k = Matern(lengthscale, matern_nu)
         self.family: LowerBoundFamily = lower_bound_family(
             k,
             horizon=horizon,

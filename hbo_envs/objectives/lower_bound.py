@@ -70,7 +70,7 @@ from scipy import integrate, optimize, special
 
 from hbo_envs.kernels import Kernel, Matern, SquaredExponential, sqdist
 from hbo_envs.objectives.base import Objective
-from hbo_envs.validation import as_readonly, check_int, check_real, param_error
+from hbo_envs.validation import MAX_HORIZON, as_readonly, check_int, check_real, param_error
 
 __all__ = [
     "LowerBoundFamily",
@@ -443,7 +443,9 @@ def lower_bound_family(
     ``ValueError`` naming the parameter (of ``owner``) when the construction does not exist.
     """
     kernel = _kernel_key(kernel, owner)
-    horizon = check_int(owner, "horizon", horizon, 1)
+    # bounded here, before the family is built (for Matérn M grows with T: a huge horizon
+    # would allocate the bump grid before the base class's own horizon check ran)
+    horizon = check_int(owner, "horizon", horizon, 1, MAX_HORIZON)
     alpha = check_real(owner, "alpha", alpha, 0, 1, "right")
     v = check_real(owner, "v", v, 0)
     B = check_real(owner, "B", B, 0)
