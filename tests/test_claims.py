@@ -126,3 +126,23 @@ def test_custom_claim_and_formatting() -> None:
     text = format_verdicts(vs)
     assert "a beats b [e]" in text and "1 reproduces, 1 inconclusive" in text
     assert format_verdicts([]) == "(no claims stated for this experiment)"
+
+
+def test_miss_metric_compares_one_minus_final_coverage():
+    """CG Fig. 1(f)'s claim is judged on 1 - coverage_T of the last round of each seed."""
+    rows = []
+    for a, cov in (("trunc", [1.0, 1.0, 1.0, 1.0]), ("raw", [0.8, 0.7, 0.9, 0.75])):
+        for s, c in enumerate(cov):
+            rows += [
+                {"env_id": "e", "agent": a, "seed": s, "t": 5, "regret": 1.0, "coverage": 0.0},
+                {"env_id": "e", "agent": a, "seed": s, "t": 10, "regret": 2.0, "coverage": c},
+            ]
+    rec = pd.DataFrame(rows)
+    ctx = ClaimContext(rec)
+    np.testing.assert_allclose(ctx.scores("e", "raw", "miss"), [0.2, 0.3, 0.1, 0.25])
+    assert [v.verdict for v in evaluate_claims([less("trunc", "raw", metric="miss")], rec)] == [
+        REPRODUCES
+    ]
+    assert [v.verdict for v in evaluate_claims([less("raw", "trunc", metric="miss")], rec)] == [
+        DOES_NOT
+    ]

@@ -83,7 +83,14 @@ REPRODUCES = "reproduces"
 DOES_NOT = "does not reproduce"
 INCONCLUSIVE = "inconclusive (CIs overlap)"
 NOT_RUN = "not run"
-_METRICS = {"regret": "R_T", "avg_regret": "R_T/T", "agent_time": "seconds in the agent"}
+_METRICS = {
+    "regret": "R_T",
+    "avg_regret": "R_T/T",
+    "agent_time": "seconds in the agent",
+    # 1 - coverage_T: the share of the coverage points where f lies outside the agent's band
+    # mu_T +- width_T at the last round (Chowdhury–Gopalan Fig. 1f's confidence sets).
+    "miss": "1 - coverage_T",
+}
 
 
 @dataclass(frozen=True)
@@ -156,13 +163,16 @@ class ClaimContext:
         return bool(len(f) and ((f["env_id"] == env) & (f["agent"] == agent)).any())
 
     def scores(self, env: str, agent: str, metric: str = "regret") -> np.ndarray:
-        """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``) or
-        seconds spent in the agent over the run (``"agent_time"``)."""
+        """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``),
+        seconds spent in the agent over the run (``"agent_time"``) or ``1 - coverage_T``
+        (``"miss"``, the share of points whose f the final confidence band misses)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
         g = self.final[(self.final["env_id"] == env) & (self.final["agent"] == agent)]
         if metric == "agent_time":
             return g["agent_time"].to_numpy(dtype=float)
+        if metric == "miss":
+            return 1.0 - g["coverage"].to_numpy(dtype=float)
         R = g["regret"].to_numpy(dtype=float)
         return R / g["t"].to_numpy(dtype=float) if metric == "avg_regret" else R
 
