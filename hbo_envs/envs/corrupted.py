@@ -19,7 +19,7 @@ from hbo_envs.envs.base import GPBanditEnv, ObjectiveSpec
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.objectives import Objective, chowdhury_gopalan_synthetic
 from hbo_envs.objectives.rkhs import RKHSFunction, rkhs_objective
-from hbo_envs.validation import check_choice, check_real, param_error
+from hbo_envs.validation import check_bool, check_choice, check_real, param_error
 
 __all__ = [
     "BogunovicFigure1Env",
@@ -137,9 +137,7 @@ class CorruptedEnv(GPBanditEnv):
         self.C = check_real(owner, "C", C, 0.0, None, "left")
         self.B0 = None if B0 is None else check_real(owner, "B0", B0, 0.0, None, "neither")
         self.info_model = check_choice(owner, "info_model", info_model, INFO_MODELS)
-        if not isinstance(known_budget, bool | np.bool_):
-            raise param_error(owner, "known_budget", "True or False", known_budget)
-        self.known_budget = bool(known_budget)
+        self.known_budget = bool(check_bool(owner, "known_budget", known_budget))
         self.adversary = make_adversary(adversary)
         super().__init__(objective, channel, horizon, redraw, objective_seed, name)
 
