@@ -270,3 +270,9 @@ def test_docstring_examples_run(module):
         importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     )
     assert res.failed == 0 and res.attempted > 0
+
+
+def test_figure1_objective_records_the_lengthscale_it_used():
+    obj = figure1_objective(lengthscale=0.08)
+    assert obj.params["lengthscale"] == 0.08
+    assert figure1_objective().params["lengthscale"] == 0.1

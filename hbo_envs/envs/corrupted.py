@@ -57,7 +57,10 @@ def figure1_objective(
     a = np.linalg.solve(G, np.array([FIG1_F_STAR, FIG1_F_LOCAL]))
     fn = RKHSFunction(k, centers, a)
     return rkhs_objective(
-        "bkc2020-figure1", points, fn, {"x_star": x_star, "x_local": x_local, "lengthscale": 0.1}
+        "bkc2020-figure1",
+        points,
+        fn,
+        {"x_star": x_star, "x_local": x_local, "lengthscale": lengthscale},
     )
 
 
