@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hbo_envs.channels.base import Moments
 from hbo_envs.channels.empirical import DailySequence, EmpiricalRows
 from hbo_envs.data import (
     KSResult,
@@ -406,13 +405,9 @@ class StockPickingEnv(_RealDataEnv):
             kernel_matrix=K,
             params={"train_days": int(train.sum()), "test_rounds": self.max_rounds},
         )
-        p = 2.0  # 1 + alpha, alpha = 1: moments of the training period's close change rates
-        constants = Moments(
-            1.0,
-            float(np.max(np.mean(np.abs(tr) ** p, axis=0))),
-            float(np.max(np.mean(np.abs(tr - tr.mean(axis=0)) ** p, axis=0))),
-            float(np.max(tr.std(axis=0))),
-        )
+        # alpha = 1: the exact empirical moments of the training period's close change rates
+        # (the one computation of EmpiricalRows.moments, on the training table)
+        constants = EmpiricalRows(tr, alpha=1.0).moments(tr.mean(axis=0))
         channel = DailySequence(self.round_values, constants, label="stockpicking test closes")
         self._rounds = [row.tolist() for row in self.round_values]
         self._best = self.round_values.max(axis=1).tolist()
