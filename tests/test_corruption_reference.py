@@ -292,3 +292,11 @@ def test_bad_parameters_give_the_uniform_error_at_reset(name, params, message):
     agent = agents.make(name, **params)  # stored, not validated
     with pytest.raises(ValueError, match=message):
         agent.reset(problem(), seed=0)
+
+
+def test_algorithm3_builds_no_engine_beside_its_layers():
+    """The base class's all-data engine is not used by Algorithm 3: ``engine_`` is layer
+    1's engine, and no further ``n x n`` posterior is allocated."""
+    agent = agents.make("fast-slow-gp-ucb-unknown")
+    agent.reset(problem(), seed=0)
+    assert agent.engine_ is agent.layers_[0].engine

@@ -139,9 +139,10 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         self.learn_: bool = False  # whether the pending round's observation is used
         self.beta_ = self.layers_[0].beta
 
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        super().reset(problem, seed=seed)
-        self.engine_ = self.layers_[0].engine  # layer 1's engine (the base's is not needed)
+    def _make_engine(self, problem: Any) -> GPPosteriorEngine:
+        # Layer 1's engine: the base's all-data engine is not needed, and building it would
+        # allocate two more n x n matrices.
+        return self.layers_[0].engine
 
     def _beta35(self, eng: GPPosteriorEngine) -> LemmaBeta | None:
         if self.beta is not None:  # overridden: the constants are not needed
