@@ -300,3 +300,15 @@ def test_algorithm3_builds_no_engine_beside_its_layers():
     agent = agents.make("fast-slow-gp-ucb-unknown")
     agent.reset(problem(), seed=0)
     assert agent.engine_ is agent.layers_[0].engine
+
+
+def test_algorithm3_refuses_more_layers_than_can_be_sampled():
+    """Every layer owns an ``n x n`` engine: a huge ``layers`` gets the uniform error at
+    reset instead of exhausting memory; the bound admits ``ceil(log2 T)`` for any T."""
+    from agents.corruption.fast_slow_unknown import MAX_LAYERS
+
+    with pytest.raises(ValueError, match=r"'layers' parameter .* \[1, 64\]. Got 1000000"):
+        agents.make("fast-slow-gp-ucb-unknown", layers=10**6).reset(problem(), seed=0)
+    agent = agents.make("fast-slow-gp-ucb-unknown", layers=MAX_LAYERS)
+    agent.reset(problem(n=3), seed=0)
+    assert agent.L_ == MAX_LAYERS

@@ -19,7 +19,10 @@ from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import Schedule
 from hbo_envs.validation import check_int, check_real
 
-__all__ = ["FastSlowGPUCBUnknown", "layer_thresholds", "n_layers"]
+__all__ = ["MAX_LAYERS", "FastSlowGPUCBUnknown", "layer_thresholds", "n_layers"]
+
+#: Largest ``layers`` override accepted (``ceil(log2 T)`` never exceeds it for ``T < 2^64``).
+MAX_LAYERS = 64
 
 
 def n_layers(T: int) -> int:
@@ -83,7 +86,7 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
     alpha : float
         ``alpha > 1`` of the acquisition (default 2).
     layers : int or None
-        Override of ``L`` (default ``ceil(log2 T)``).
+        Override of ``L`` (default ``ceil(log2 T)``), in ``[1, MAX_LAYERS]``.
     R, B0 : float or None
         See :class:`~agents.corruption.fast_slow.FastSlowGPUCB`.
 
@@ -118,7 +121,14 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
     def _setup(self, problem: Any) -> None:
         owner = self._owner
         T = int(problem.horizon)
-        self.L_ = n_layers(T) if self.layers is None else check_int(owner, "layers", self.layers, 1)
+        # At most MAX_LAYERS (>= ceil(log2 T) for any T < 2^64): each layer owns an n x n
+        # engine, and beyond layer 54 a layer is never sampled (2^-ell below the resolution
+        # of the uniform draw), so a larger value can only exhaust memory.
+        self.L_ = (
+            n_layers(T)
+            if self.layers is None
+            else check_int(owner, "layers", self.layers, 1, MAX_LAYERS)
+        )
         self.alpha_ = check_real(owner, "alpha", self.alpha, 1.0, None, "left")
         if self.beta is None:
             self.B_, self.R_, self.B0_ = noise_and_range(self, problem, self.R, self.B0)
