@@ -195,6 +195,26 @@ def test_unknown_suite_and_bad_suite_file(tmp_path: Path) -> None:
         load_suite("y-v0", tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "name"),
+    [
+        ("confidence = 0.95", "confidence = 1.5", "confidence"),
+        ("bootstrap_reps = 200", "bootstrap_reps = 0", "bootstrap_reps"),
+        ("bootstrap_seed = 0", "bootstrap_seed = -1", "bootstrap_seed"),
+        ("checkpoints = 8", "checkpoints = 0", "checkpoints"),
+        ("checkpoints = 8", 'checkpoints = "8"', "checkpoints"),
+    ],
+)
+def test_bad_aggregation_settings_are_refused_when_the_suite_loads(
+    tmp_path: Path, old: str, new: str, name: str
+) -> None:
+    (tmp_path / "tiny-v0").mkdir()
+    assert old in TINY
+    (tmp_path / "tiny-v0" / "suite.toml").write_text(TINY.replace(old, new))
+    with pytest.raises(SuiteError, match=f"'{name}' parameter"):
+        load_suite("tiny-v0", tmp_path)
+
+
 def test_unavailable_suite_is_refused_with_its_reason(tmp_path: Path) -> None:
     (tmp_path / "tiny-v0").mkdir()
     (tmp_path / "tiny-v0" / "suite.toml").write_text(

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.validation import param_error
+from hbo_envs.validation import check_int, check_real, param_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -300,13 +300,20 @@ def parse_suite(data: Mapping[str, Any], path: Path | None = None) -> Suite:
         if not isinstance(kw, dict) or "horizon" in kw:
             raise SuiteError(f"{w}: 'kwargs' must be a table without 'horizon'; got {kw!r}.")
         h = e.get("horizon", T)
-        if not isinstance(h, int) or h < 1:
+        if not isinstance(h, int) or isinstance(h, bool) or h < 1:
             raise SuiteError(f"{w}: 'horizon' must be a positive integer; got {h!r}.")
         envs.append(EnvEntry(eid, kw, h))
     if not envs or len({e.id for e in envs}) != len(envs):
         raise SuiteError(f"{where}: 'envs' must list distinct env ids.")
     agg = data.get("aggregation", {})
     base = data.get("baselines", {})
+    try:  # checked here, not first in numpy when a submission is aggregated or rendered
+        checkpoints = check_int(where, "checkpoints", s.get("checkpoints", 24), 1, 10_000)
+        confidence = check_real(where, "confidence", agg.get("confidence", 0.95), 0, 1)
+        reps = check_int(where, "bootstrap_reps", agg.get("bootstrap_reps", 2000), 1, 10**6)
+        boot_seed = check_int(where, "bootstrap_seed", agg.get("bootstrap_seed", 0), 0)
+    except ValueError as exc:
+        raise SuiteError(str(exc)) from None
     agents_ = base.get("agents", "reference")
     suite = Suite(
         name=name,
@@ -316,10 +323,10 @@ def parse_suite(data: Mapping[str, Any], path: Path | None = None) -> Suite:
         envs=tuple(envs),
         seeds=tuple(seeds),
         metric=metric,
-        checkpoints=int(s.get("checkpoints", 24)),
-        confidence=float(agg.get("confidence", 0.95)),
-        bootstrap_reps=int(agg.get("bootstrap_reps", 2000)),
-        bootstrap_seed=int(agg.get("bootstrap_seed", 0)),
+        checkpoints=checkpoints,
+        confidence=confidence,
+        bootstrap_reps=reps,
+        bootstrap_seed=boot_seed,
         baseline_agents=agents_ if isinstance(agents_, str) else tuple(agents_),
         baseline_exclude=tuple(base.get("exclude", ())),
         path=path,
