@@ -161,3 +161,17 @@ def test_table1_runtime_claims_judge_agent_seconds():
     assert [x.verdict for x in fastest] == ["reproduces"]
     assert "seconds in the agent" in fastest[0].evidence
     assert {x.verdict for x in v if "slowest" in x.claim} == {"not run"}  # ATA not run
+
+
+def test_within_factor_pairs_the_two_agents_by_seed():
+    """A seed one agent did not finish must not shift the other agent's pairs."""
+    from hbo_envs.harness.experiments.bogunovic import WithinFactor
+
+    rows = [
+        {"env_id": "e", "agent": a, "seed": s, "t": 10, "regret": r}
+        for a, regrets in (("a", {0: 100.0, 1: 2.0, 2: 4.0}), ("b", {1: 1.0, 2: 2.0}))
+        for s, r in regrets.items()
+    ]
+    claim = WithinFactor("a within 5x of b", "", "a", "b", 5.0, "e")
+    (v,) = evaluate_claims([claim], pd.DataFrame(rows))
+    assert v.verdict == "reproduces" and "= 2 [2, 2]" in v.evidence and "(n = 2)" in v.evidence

@@ -64,9 +64,18 @@ class WithinFactor(Claim):
             if miss:
                 out.append(miss)
                 continue
-            ra, rb = ctx.scores(env, self.a), ctx.scores(env, self.b)
-            k = min(ra.size, rb.size)
-            pairs = np.column_stack([ra[:k], rb[:k]])
+            # pair the two agents' R_T by seed (a seed one of them did not finish is left out)
+            f = ctx.final[ctx.final["env_id"] == env]
+            ra = f[f["agent"] == self.a].set_index("seed")["regret"]
+            rb = f[f["agent"] == self.b].set_index("seed")["regret"]
+            common = ra.index.intersection(rb.index)
+            k = len(common)
+            if k == 0:
+                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                continue
+            pairs = np.column_stack(
+                [ra.loc[common].to_numpy(dtype=float), rb.loc[common].to_numpy(dtype=float)]
+            )
 
             def ratio(x: np.ndarray) -> float:
                 return float(np.mean(x[:, 0]) / max(np.mean(x[:, 1]), 1e-300))
