@@ -312,3 +312,17 @@ def test_algorithm3_refuses_more_layers_than_can_be_sampled():
     agent = agents.make("fast-slow-gp-ucb-unknown", layers=MAX_LAYERS)
     agent.reset(problem(n=3), seed=0)
     assert agent.L_ == MAX_LAYERS
+
+
+def test_fast_slow_names_its_own_width_overrides_when_B_is_missing():
+    """A duck-typed problem with a non-finite B: the error names the parameters
+    FastSlowGPUCB has (it has no ``beta``), and overriding all three widths suffices."""
+    p = problem()
+    object.__setattr__(p, "B", math.inf)
+    msg = r"problem\.B.*Pass beta_fast=..., beta_slow=... and beta_fallback=... to"
+    with pytest.raises(ValueError, match=msg):
+        agents.make("fast-slow-gp-ucb", beta_fast=1.0, beta_slow=2.0).reset(p, seed=0)
+    agent = agents.make("fast-slow-gp-ucb", beta_fast=1.0, beta_slow=2.0, beta_fallback=3.0)
+    agent.reset(p, seed=0)
+    agent.update(agent.act(), 0.5)
+    assert agent.fast_.beta(2) == 1.0 and agent.slow_.beta(2) == 2.0 and agent.beta_(2) == 3.0

@@ -79,17 +79,20 @@ def observed_corruption_bound(schedule: str, B0: float, log_term: float) -> floa
     return 3.0 + B0 * log_term if schedule == "theory" else 1.0
 
 
-def noise_and_range(agent: Any, problem: Any, R: Any, B0: Any) -> tuple[float, float, float]:
+def noise_and_range(
+    agent: Any, problem: Any, R: Any, B0: Any, *, override: str = "beta"
+) -> tuple[float, float, float]:
     """``(B, R, B_0)`` for the default schedules of ``agent`` on ``problem``.
 
     ``B = problem.B``; ``R`` (the sub-Gaussian noise scale ``sigma`` of eq. (7)) defaults to
     ``problem.nu ** (1 / (1 + alpha))`` as for GP-UCB (exactly ``sigma`` for Gaussian noise);
     ``B_0`` (``f : D -> [-B_0, B_0]`` and ``|c_t| <= B_0``) defaults to
     ``problem.meta["B0"]`` when the env declares it (corrupted envs) and ``problem.sup_f``
-    otherwise.
+    otherwise. ``override`` names the width parameter(s) that make these constants
+    unnecessary (for the error on a problem whose ``B`` is not finite).
     """
     owner = agent._owner
-    B = agent._constant(problem, "B")
+    B = agent._constant(problem, "B", override=override)
     if R is None:
         nu = agent._constant(problem, "nu", override="R")
         R_ = nu ** (1.0 / (1.0 + float(problem.alpha)))

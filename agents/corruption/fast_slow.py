@@ -111,16 +111,29 @@ class FastSlowGPUCB(GPUCBAgent):
         owner = self._owner
         self.C_ = known_budget(self, problem, self.C)
         self.alpha_ = check_real(owner, "alpha", self.alpha, 1.0, None, "left")
-        self.B_, self.R_, self.B0_ = noise_and_range(self, problem, self.R, self.B0)
+        # The constants feed only the default widths: with all three overridden (as the
+        # error names them) none is needed, as for the other agents' beta override.
+        needs_defaults = None in (self.beta_fast, self.beta_slow, self.beta_fallback)
+        if needs_defaults:
+            overrides = "beta_fast=..., beta_slow=... and beta_fallback"
+            self.B_, self.R_, self.B0_ = noise_and_range(
+                self, problem, self.R, self.B0, override=overrides
+            )
         self.log5_ = math.log(5.0 / self.delta_)
         # Line 4: P(A_t = S) = min{1, 1/C} (= 1 when C <= 1, including C = 0).
         self.p_slow_ = 1.0 if self.C_ <= 1.0 else 1.0 / self.C_
         K, lam = problem.kernel_matrix, self.lam_
         eng_f, eng_s = GPPosteriorEngine(K, lam), GPPosteriorEngine(K, lam)
         # eq. (26): 3 + B_0 ln(5/delta) ("theory"), 1 ("experiment"; see the function).
-        slow_extra = observed_corruption_bound(self.schedule_, self.B0_, self.log5_)
+        slow_extra = (
+            observed_corruption_bound(self.schedule_, self.B0_, self.log5_)
+            if needs_defaults
+            else math.nan
+        )
 
-        def default(eng: GPPosteriorEngine, extra: float) -> LemmaBeta:
+        def default(eng: GPPosteriorEngine, extra: float) -> LemmaBeta | None:
+            if not needs_defaults:  # every width overridden
+                return None
             return LemmaBeta(eng, self.B_, self.R_, lam, self.log5_, extra)
 
         self.fast_ = ConfidenceInstance(
