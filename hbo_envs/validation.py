@@ -21,6 +21,7 @@ __all__ = [
     "ParameterTypeError",
     "as_readonly",
     "check_bool",
+    "check_known_params",
     "check_choice",
     "check_finite_constants",
     "check_index",
@@ -195,3 +196,17 @@ def check_finite_constants(owner: str, values: dict[str, Any], hint: str = "") -
             )
             allowed = "finite" + (f" ({hint})" if hint else "")
             raise param_error(owner, name, allowed, shown)
+
+
+def check_known_params(kind: str, name: str, params: Any, fields: Any, spec: Any) -> None:
+    """Refuse keywords a registry entry does not take, naming one and listing the rest.
+
+    ``kind`` is what is built ("channel", "adversary"), ``fields`` its parameter names and
+    ``spec`` what the user passed (shown in the message).
+    """
+    unknown = sorted(set(params) - set(fields), key=str)
+    if unknown:
+        raise ValueError(
+            f"The {kind} {name!r} has no parameter {unknown[0]!r}; its parameters "
+            f"are {', '.join(sorted(fields))}. Got {spec!r} instead."
+        )

@@ -276,3 +276,15 @@ def test_figure1_objective_records_the_lengthscale_it_used():
     obj = figure1_objective(lengthscale=0.08)
     assert obj.params["lengthscale"] == 0.08
     assert figure1_objective().params["lengthscale"] == 0.1
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ({"name": "region", "radus": 0.1}, r"adversary 'region' has no parameter 'radus'.*radius"),
+        ({"name": ["region"]}, r"'adversary' parameter must be"),
+    ],
+)
+def test_make_adversary_refuses_unknown_params_and_bad_names(spec, match):
+    with pytest.raises(ValueError, match=match):
+        make_adversary(spec)

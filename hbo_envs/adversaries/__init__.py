@@ -14,6 +14,7 @@ total charge ``<= C``. Build one with :func:`make_adversary`:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from hbo_envs.adversaries.adaptive import AdaptiveAdversary
@@ -22,6 +23,7 @@ from hbo_envs.adversaries.decoy import DecoyAdversary
 from hbo_envs.adversaries.none import NoAdversary
 from hbo_envs.adversaries.random_sign import RandomSignAdversary
 from hbo_envs.adversaries.region import RegionAdversary
+from hbo_envs.validation import check_known_params
 
 __all__ = [
     "ADVERSARIES",
@@ -56,10 +58,17 @@ def make_adversary(spec: Adversary | str | dict[str, Any] | None) -> Adversary:
     given = spec
     if isinstance(spec, str):
         spec = {"name": spec}
-    if not isinstance(spec, dict) or spec.get("name") not in ADVERSARIES:
+    if (
+        not isinstance(spec, dict)
+        or not isinstance(spec.get("name"), str)
+        or spec["name"] not in ADVERSARIES
+    ):
         raise ValueError(
             "The 'adversary' parameter must be an Adversary, one of "
             f"{sorted(ADVERSARIES)} or a dict with one of them as 'name'. Got {given!r} instead."
         )
     params = {k: v for k, v in spec.items() if k != "name"}
-    return ADVERSARIES[spec["name"]](**params)
+    cls = ADVERSARIES[spec["name"]]
+    fields = set(inspect.signature(cls).parameters) - {"self"}
+    check_known_params("adversary", spec["name"], params, fields, spec)
+    return cls(**params)

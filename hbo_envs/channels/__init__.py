@@ -22,6 +22,7 @@ from hbo_envs.channels.spike import Spike
 from hbo_envs.channels.student_t import StudentT
 from hbo_envs.channels.symmetric_pareto import SymmetricPareto
 from hbo_envs.channels.two_point import TwoPoint
+from hbo_envs.validation import check_known_params
 
 __all__ = [
     "CHANNELS",
@@ -63,10 +64,5 @@ def make_channel(spec: RewardChannel | str | dict[str, Any]) -> RewardChannel:
         fields = {f.name for f in dataclasses.fields(cls)}
     else:  # a channel class that is not a dataclass: its constructor's keywords
         fields = set(inspect.signature(cls).parameters) - {"self"}
-    unknown = sorted(set(params) - fields, key=str)
-    if unknown:
-        raise ValueError(
-            f"The channel {spec['name']!r} has no parameter {unknown[0]!r}; its parameters "
-            f"are {', '.join(sorted(fields))}. Got {spec!r} instead."
-        )
+    check_known_params("channel", spec["name"], params, fields, spec)
     return cls(**params)
