@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from numpy.polynomial.hermite import hermroots, hermval
 from scipy import stats
 
@@ -261,7 +263,7 @@ def test_nystrom_theory_dictionary_is_per_observation_and_experiment_per_distinc
     ("name", "params", "match"),
     [
         ("ata-gp-ucb-nystrom", {"eps": 0.0},
-         r"'eps' parameter of ATAGPUCBNystrom must be a real number in \(0.0, 1.0\). Got 0.0"),
+         r"'eps' parameter of ATAGPUCBNystrom must be a real number in \[1e-100, 1.0\). Got 0.0"),
         ("ata-gp-ucb-nystrom", {"eps": 1.0}, r"'eps' .* Got 1.0"),
         ("ata-gp-ucb-nystrom", {"q": 0.0}, r"'q' parameter .* \(0.0, inf\). Got 0.0"),
         ("ata-gp-ucb-nystrom", {"q": -1}, r"'q' parameter .* Got -1"),
@@ -381,3 +383,141 @@ def test_qff_m_is_mbar_to_the_d(d, m, mbar):
     if d > 1:  # in 1-D every m is mbar^1
         with pytest.raises(ValueError, match=rf"'m' .* mbar\^{d} for an integer mbar"):
             agents.make("ata-gp-ucb-qff", m=m + 1).reset(se_problem(n=15, d=d), seed=0)
+
+
+# ------------------------------------- degenerate parameters (issue 22's fuzz findings)
+@pytest.mark.parametrize(
+    ("name", "params", "match"),
+    [
+        ("ata-gp-ucb-nystrom", {"eps": 1e-300},
+         r"'eps' parameter of ATAGPUCBNystrom must be a real number in \[1e-100, 1.0\). "
+         r"Got 1e-300 instead"),
+        ("ata-gp-ucb-qff", {"lam": 1e-300},
+         r"'lam' parameter of ATAGPUCBQFF must be a real number in \[1e-100, 1e\+100\]. "
+         r"Got 1e-300 instead"),
+        ("ata-gp-ucb-nystrom", {"lam": 1e300}, r"'lam' parameter .* Got 1e\+300 instead"),
+        ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [0.5]},
+         r"'dictionary' parameter .* arm indices in \[0, 11\] \(at t=1\). Got \[0.5\]"),
+        ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: ["a"]}, r"'dictionary' parameter"),
+        ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [[0, 1], [2]]},
+         r"'dictionary' parameter"),
+        ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [12]}, r"'dictionary' .* Got \[12\]"),
+        ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [True]}, r"'dictionary' parameter"),
+    ],
+)  # fmt: skip
+def test_degenerate_parameters_get_the_uniform_error(name, params, match):
+    agent = agents.make(name, **params)
+    with pytest.raises(ValueError, match=match):
+        agent.reset(se_problem(), seed=0)
+        agent.update(agent.act(), 0.3)  # the dictionary is drawn at the first update
+
+
+def _run_finite(agent, problem, rounds, reward):
+    agent.reset(problem, seed=0)
+    for t in range(rounds):
+        a = agent.act()
+        agent.update(a, reward(t))
+        mu, w = agent.posterior()
+        assert np.all(np.isfinite(mu)) and np.all(np.isfinite(w)), (agent, t)
+
+
+@pytest.mark.parametrize("name", ["ata-gp-ucb-qff", "ata-gp-ucb-nystrom"])
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+@pytest.mark.parametrize(
+    "params",
+    [{"lam": 1e-100}, {"lam": 1e100}, {"delta": 5e-324}, {"lam": 1e-100, "delta": 5e-324}],
+)
+def test_parameters_at_the_ends_of_their_ranges_keep_the_posterior_finite(name, schedule, params):
+    """The ends of the allowed ranges (and delta = the smallest float, whose
+    ln(mT/delta) overflowed before it was taken in logs) run with finite estimates and
+    widths, under rewards of 1e12."""
+    agent = agents.make(name, schedule=schedule, **params)
+    _run_finite(agent, se_problem(horizon=12), 12, lambda t: 1e12 * (-1) ** t)
+
+
+def test_smallest_eps_puts_every_played_arm_in_the_dictionary():
+    agent = agents.make("ata-gp-ucb-nystrom", eps=1e-100)
+    _run_finite(agent, se_problem(horizon=15), 15, lambda t: 0.1 * t)
+    assert math.isfinite(agent.q_) and agent.q_ > 1e200
+    assert agent.m_ == len(agent.rewards_.played)  # q sigma^2 >= 1 for every played arm
+
+
+_REAL = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, 5e-324, 1e-300, 1e-100, 1e-16, 0.5, 1.0 - 1e-16, 1.0, 1e100, 1e300]),
+    st.integers(-3, 10**30),
+)
+_QFF = {
+    "lam": _REAL, "delta": _REAL, "beta": st.one_of(st.none(), _REAL),
+    "b": st.one_of(st.none(), _REAL), "mbar": st.one_of(st.none(), st.integers(-2, 40)),
+    "m": st.sampled_from([None, -1, 0, 1, 2, 3, 4, 16, 64, 10**12]),
+    "max_bytes": st.one_of(st.integers(-1, 2**40), _REAL),
+    "kernel": st.one_of(st.none(), st.builds(lambda x: {"name": "se", "lengthscale": x}, _REAL)),
+}  # fmt: skip
+_NYS = {
+    "lam": _REAL, "delta": _REAL, "beta": st.one_of(st.none(), _REAL),
+    "b": st.one_of(st.none(), _REAL), "eps": _REAL, "q": st.one_of(st.none(), _REAL),
+}  # fmt: skip
+
+
+def _fuzz_one(name, params, schedule):
+    """Either reset refuses with the uniform error naming a parameter it was given, or
+    8 rounds (rewards up to 1e12) keep every estimate and width finite."""
+    agent = agents.make(name, schedule=schedule, **params)
+    try:
+        agent.reset(se_problem(n=9, horizon=8, d=2 if "m" in params else 1), seed=0)
+    except ValueError as exc:
+        msg = str(exc)
+        # the uniform error, or the memory refusal (which names mbar and max_bytes)
+        assert any(f"'{k}' parameter" in msg for k in params) or "max_bytes = " in msg, msg
+        return
+    for t in range(8):
+        a = agent.act()
+        agent.update(a, 1e12 if t % 3 == 0 else -0.5)
+        mu, w = agent.posterior()
+        assert np.all(np.isfinite(mu)) and np.all(np.isfinite(w)), (params, t)
+
+
+_FUZZ = settings(
+    max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@_FUZZ
+@given(params=st.fixed_dictionaries({}, optional=_QFF), theory=st.booleans())
+def test_fuzz_qff_parameters(params, theory):
+    _fuzz_one("ata-gp-ucb-qff", params, "theory" if theory else "experiment")
+
+
+@_FUZZ
+@given(params=st.fixed_dictionaries({}, optional=_NYS), theory=st.booleans())
+def test_fuzz_nystrom_parameters(params, theory):
+    _fuzz_one("ata-gp-ucb-nystrom", params, "theory" if theory else "experiment")
+
+
+def _in(lo, hi):
+    return st.one_of(st.sampled_from([lo, hi]), st.floats(lo, hi))
+
+
+_VALID = {
+    "lam": _in(1e-100, 1e100), "delta": _in(5e-324, 1.0),
+    "beta": st.one_of(st.none(), _in(0.0, 1e300)), "b": st.one_of(st.none(), _in(0.0, 1e300)),
+}  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(
+    common=st.fixed_dictionaries({}, optional=_VALID),
+    nys=st.fixed_dictionaries(
+        {}, optional={"eps": _in(1e-100, 1.0 - 2**-53), "q": _in(5e-324, 1e308)}
+    ),
+    mbar=st.integers(1, 24),
+    theory=st.booleans(),
+)
+def test_fuzz_allowed_values_keep_the_posterior_finite(common, nys, mbar, theory):
+    """Every value inside the documented ranges runs (no refusal) with finite output."""
+    schedule = "theory" if theory else "experiment"
+    reward = lambda t: 1e12 if t % 3 == 0 else -0.5  # noqa: E731
+    p = se_problem(n=9, horizon=8)
+    _run_finite(agents.make("ata-gp-ucb-qff", schedule=schedule, mbar=mbar, **common), p, 8, reward)
+    _run_finite(agents.make("ata-gp-ucb-nystrom", schedule=schedule, **common, **nys), p, 8, reward)

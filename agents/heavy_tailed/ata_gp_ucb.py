@@ -55,10 +55,29 @@ from agents.schedules import Schedule
 from hbo_envs.kernels import Kernel, SquaredExponential, make_kernel
 from hbo_envs.validation import check_int, check_real, param_error
 
-__all__ = ["ATAGPUCBNystrom", "ATAGPUCBQFF", "ArmRewards", "QFF_WARN_ERROR", "truncated_estimate"]
+__all__ = [
+    "ATAGPUCBNystrom",
+    "ATAGPUCBQFF",
+    "ATA_LAM_RANGE",
+    "ATA_MIN_EPS",
+    "ArmRewards",
+    "QFF_WARN_ERROR",
+    "truncated_estimate",
+]
 
 #: ``reset`` warns when the QFF sup-norm error on the candidate set is at least this.
 QFF_WARN_ERROR = 0.1
+
+#: Allowed ``lam`` of both variants. ``V~_t^{-1/2}`` has entries up to ``lambda^{-1/2}`` and
+#: the variance carries ``lambda ||V~^{-1/2} phi~||^2``: ``lambda`` of ``1e-300`` squares to
+#: an overflow (and below ``~1e-16 ||V~||`` an eigenvalue of ``V~`` computed as
+#: ``Phi^T Phi + lambda I`` can round to <= 0, a NaN), so it is bounded like a lengthscale.
+ATA_LAM_RANGE = (1e-100, 1e100)
+
+#: Smallest Nyström accuracy ``eps``: ``q ~ ln(T) / eps^2`` must stay finite (``eps = 1e-300``
+#: squared underflows to 0, a division by zero); at ``eps <= ~1e-10`` every played arm is in
+#: every dictionary already (``q sigma^2 >= 1``), so nothing is lost.
+ATA_MIN_EPS = 1e-100
 
 
 class ArmRewards:
@@ -113,15 +132,17 @@ class ArmRewards:
 
 
 def truncated_estimate(
-    F: np.ndarray, A: np.ndarray, level: np.ndarray, rewards: ArmRewards
+    F: np.ndarray, A: np.ndarray, lam: float, level: np.ndarray, rewards: ArmRewards
 ) -> tuple[np.ndarray, np.ndarray]:
     """Alg. 2 lines 4-5 in the space of arms: ``(mu~_t, ||V~^{-1/2} phi~||^2)`` at every arm.
 
-    ``F`` (k, n) holds the embedding of every arm as columns, ``A = V~_t`` (k, k) and
-    ``level`` (k,) the truncation level of each direction.
+    ``F`` (k, n) holds the embedding of every arm as columns, ``A = V~_t = Phi~^T Phi~ +
+    lambda I`` (k, k) and ``level`` (k,) the truncation level of each direction.
     """
     e, U = np.linalg.eigh(A)
-    A_isqrt = (U / np.sqrt(e)) @ U.T  # V~_t^{-1/2} (A >= lambda I, so e >= lambda > 0)
+    # V~_t^{-1/2}: every eigenvalue of V~_t is >= lambda; one computed below it is rounding
+    # (which gives sqrt(<= 0) when lambda is tiny next to ||Phi~||^2), so clip at lambda.
+    A_isqrt = (U / np.sqrt(np.maximum(e, lam))) @ U.T
     W = A_isqrt @ F  # column a: the direction weights u_{., tau} of every y_tau at arm a
     S = rewards.sums(W, level)
     r_hat = np.einsum("ia,ia->i", W, S)  # Alg. 2 line 4: r^_i
@@ -148,6 +169,8 @@ class _ATAGPUCB(GPUCBAgent):
         return self.mean_
 
     def _common_setup(self, problem: Any, kdiag: np.ndarray | None = None) -> None:
+        lo, hi = ATA_LAM_RANGE
+        self.lam_ = check_real(self._owner, "lam", self.lam, lo, hi, "both")
         alpha = float(problem.alpha)
         self.alpha_ = alpha
         self.T_ = int(problem.horizon)
@@ -172,25 +195,21 @@ class _ATAGPUCB(GPUCBAgent):
         self.var_ = self.kdiag_.copy()
         self._std_: np.ndarray | None = None
 
-    def _b_formula(self, t: int, m: float, log_arg: float) -> float:
-        # b_t = (v / ln(log_arg))^{1/(1+alpha)} t^{(1-alpha)/(2(1+alpha))}
-        return (
-            self.v_scale_
-            / math.log(max(log_arg, math.e)) ** (1.0 / (1.0 + self.alpha_))
-            * t**self.t_exp_
-        )
+    @staticmethod
+    def _ln(num: float, delta: float = 1.0) -> float:
+        """``max(ln(num / delta), 1)``, in logs when ``num / delta`` overflows (tiny delta)."""
+        x = num / delta
+        ln = math.log(x) if math.isfinite(x) else math.log(num) - math.log(delta)
+        return max(ln, 1.0)
 
-    def _beta_formula(self, t: float, m: float, log_arg: float, lead: float, c: float) -> float:
-        # beta = lead + c sqrt(m) v^{1/(1+alpha)} ln(log_arg)^{alpha/(1+alpha)} t^{...}
+    def _b_formula(self, t: int, ln: float) -> float:
+        # b_t = (v / ln)^{1/(1+alpha)} t^{(1-alpha)/(2(1+alpha))}
+        return self.v_scale_ / ln ** (1.0 / (1.0 + self.alpha_)) * t**self.t_exp_
+
+    def _beta_formula(self, t: float, m: float, ln: float, lead: float, c: float) -> float:
+        # beta = lead + c sqrt(m) v^{1/(1+alpha)} ln^{alpha/(1+alpha)} t^{...}
         a = self.alpha_
-        return (
-            lead
-            + c
-            * math.sqrt(m)
-            * self.v_scale_
-            * math.log(max(log_arg, math.e)) ** (a / (1.0 + a))
-            * t**self.t_exp_
-        )
+        return lead + c * math.sqrt(m) * self.v_scale_ * ln ** (a / (1.0 + a)) * t**self.t_exp_
 
     def _observe(self, arm: int, reward: float) -> None:
         self.rewards_.add(arm, reward)
@@ -228,7 +247,8 @@ class ATAGPUCBQFF(_ATAGPUCB):
     Parameters
     ----------
     schedule, lam, delta, beta
-        See :class:`~agents.gp.base.GPUCBAgent`.
+        See :class:`~agents.gp.base.GPUCBAgent`; ``lam`` must lie in
+        :data:`ATA_LAM_RANGE` ``= [1e-100, 1e100]``.
     b : None, float or callable
         Override of the truncation level ``b_t``.
     mbar : None or int
@@ -382,23 +402,25 @@ class ATAGPUCBQFF(_ATAGPUCB):
     def _default_b(self, t: int) -> float:
         m, T = self.m_, self.T_
         if self.schedule_ == "experiment":
-            return self._b_formula(t, m, m * T)
-        return self._b_formula(t, m, 2 * m * T / self.delta_)  # Lemma 1
+            return self._b_formula(t, self._ln(m * T))
+        return self._b_formula(t, self._ln(2 * m * T, self.delta_))  # Lemma 1
 
     def _default_beta(self, t: int) -> float:
         m, T = self.m_, self.T_
         if self.schedule_ == "experiment":
-            return self._beta_formula(t, m, m * T, self.B_ * math.sqrt(self.lam_), 1.0)
+            return self._beta_formula(t, m, self._ln(m * T), self.B_ * math.sqrt(self.lam_), 1.0)
         # Lemma 1: beta_{t+1} = B + 4 sqrt(m/lambda) v^{..} ln(2mT/delta)^{..} t^e.
         return self._beta_formula(
-            t - 1, m, 2 * m * T / self.delta_, self.B_, 4.0 / math.sqrt(self.lam_)
+            t - 1, m, self._ln(2 * m * T, self.delta_), self.B_, 4.0 / math.sqrt(self.lam_)
         )
 
     def _refit(self, arm: int) -> None:
         phi = self.features_[:, arm]
         self.V_ += np.outer(phi, phi)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
         level = self.b_(self.t_) * self.level_scale_
-        self.mean_, w2 = truncated_estimate(self.features_, self.V_, level, self.rewards_)
+        self.mean_, w2 = truncated_estimate(
+            self.features_, self.V_, self.lam_, level, self.rewards_
+        )
         self.var_ = self.lam_ * w2  # variance choice (i)
 
 
@@ -429,11 +451,13 @@ class ATAGPUCBNystrom(_ATAGPUCB):
     Parameters
     ----------
     schedule, lam, delta, beta
-        See :class:`~agents.gp.base.GPUCBAgent`.
+        See :class:`~agents.gp.base.GPUCBAgent`; ``lam`` must lie in
+        :data:`ATA_LAM_RANGE` ``= [1e-100, 1e100]``.
     b : None, float or callable
         Override of the truncation level ``b_t``.
     eps : float
-        Accuracy ``eps in (0, 1)`` of the dictionary (default 0.1, the paper's experiments).
+        Accuracy ``eps in [1e-100, 1)`` of the dictionary (default 0.1, the paper's
+        experiments; :data:`ATA_MIN_EPS` keeps ``q ~ 1/eps^2`` finite).
     q : None or float
         Override of the oversampling parameter ``q > 0``.
     dictionary : None or callable
@@ -483,14 +507,14 @@ class ATAGPUCBNystrom(_ATAGPUCB):
 
     def _setup(self, problem: Any) -> None:
         owner = self._owner
-        eps = check_real(owner, "eps", self.eps, 0.0, 1.0, "neither")
+        eps = check_real(owner, "eps", self.eps, ATA_MIN_EPS, 1.0, "left")
         if self.q is not None:
             q = check_real(owner, "q", self.q, 0.0, None, "neither")
         elif self.schedule_ == "experiment":
             q = math.log(int(problem.horizon)) / eps**2  # authors' code: q = ln(T)/eps^2
         else:
             rho = (1.0 + eps) / (1.0 - eps)  # Thm. 4: q = 6 rho ln(4T/delta)/eps^2
-            q = 6.0 * rho * math.log(4.0 * int(problem.horizon) / self.delta_) / eps**2
+            q = 6.0 * rho * self._ln(4.0 * int(problem.horizon), self.delta_) / eps**2
         if self.dictionary is not None and not callable(self.dictionary):
             raise param_error(
                 owner, "dictionary", "None or a callable (t, counts) -> arms", self.dictionary
@@ -507,27 +531,37 @@ class ATAGPUCBNystrom(_ATAGPUCB):
     def _default_b(self, t: int) -> float:
         m, T = self._mm(), self.T_
         if self.schedule_ == "experiment":
-            return self._b_formula(t, m, m * T)
-        return self._b_formula(t, m, 4.0 * m * T / self.delta_)  # Thm. 4
+            return self._b_formula(t, self._ln(m * T))
+        return self._b_formula(t, self._ln(4.0 * m * T, self.delta_))  # Thm. 4
 
     def _default_beta(self, t: int) -> float:
         m, T = self._mm(), self.T_
         if self.schedule_ == "experiment":
-            return self._beta_formula(t, m, m * T, self.B_ * math.sqrt(self.lam_), 1.0)
+            return self._beta_formula(t, m, self._ln(m * T), self.B_ * math.sqrt(self.lam_), 1.0)
         lead = self.B_ * (1.0 + 1.0 / math.sqrt(1.0 - self.eps_))  # Thm. 4
         return self._beta_formula(
-            t - 1, m, 4.0 * m * T / self.delta_, lead, 4.0 / math.sqrt(self.lam_)
+            t - 1, m, self._ln(4.0 * m * T, self.delta_), lead, 4.0 / math.sqrt(self.lam_)
         )
 
     def _copies(self) -> np.ndarray:
         """Copies ``c_a`` of each arm in ``D_t`` (Alg. 3; see agents.features.nystrom)."""
         counts = self.rewards_.count
         if self.dictionary is not None:
-            arms = np.asarray(self.dictionary(self.t_, counts.copy()), dtype=np.int64).reshape(-1)
-            if arms.size and (arms.min() < 0 or arms.max() >= counts.size):
-                raise param_error(
-                    self._owner, "dictionary", f"arm indices in [0, {counts.size - 1}]", arms
-                )
+            raw = self.dictionary(self.t_, counts.copy())
+            allowed = (
+                f"a callable returning a sequence of arm indices in [0, {counts.size - 1}] "
+                f"(at t={self.t_})"
+            )
+            try:
+                arms = np.asarray(raw).reshape(-1)
+            except (TypeError, ValueError) as exc:
+                raise param_error(self._owner, "dictionary", allowed, raw) from exc
+            if arms.size == 0:
+                arms = arms.astype(np.int64)
+            if arms.dtype.kind not in "iu" or (
+                arms.size and (arms.min() < 0 or arms.max() >= counts.size)
+            ):
+                raise param_error(self._owner, "dictionary", allowed, raw)
             return np.bincount(arms, minlength=counts.size)
         # p_{t,i} = min{q sigma~^2_{t-1}(x_i), 1} (self.var_ still holds sigma~^2_{t-1}).
         p = np.minimum(self.q_ * np.maximum(self.var_, 0.0), 1.0)
@@ -554,6 +588,6 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         A[np.diag_indices_from(A)] += self.lam_
         # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
         level = self.b_(self.t_) * np.sqrt(c.astype(float))
-        self.mean_, w2 = truncated_estimate(Psi, A, level, self.rewards_)
+        self.mean_, w2 = truncated_estimate(Psi, A, self.lam_, level, self.rewards_)
         # Variance choice (iii): k(x,x) - phi~^T phi~ + lambda phi~^T V~^{-1} phi~.
         self.var_ = self.kdiag_ - np.einsum("ia,ia->a", Psi, Psi) + self.lam_ * w2
