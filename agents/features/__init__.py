@@ -3,6 +3,7 @@ quadrature Fourier features (:mod:`agents.features.qff`) and Nyström embeddings
 ridge-leverage-score dictionaries (:mod:`agents.features.nystrom`)."""
 
 from agents.features.nystrom import (
+    nystrom_factors,
     nystrom_features,
     pinv_sqrt_psd,
     sample_copies_distinct,
@@ -12,6 +13,7 @@ from agents.features.nystrom import (
 from agents.features.qff import qff_error, qff_error_bound, qff_features, qff_nodes
 
 __all__ = [
+    "nystrom_factors",
     "nystrom_features",
     "pinv_sqrt_psd",
     "qff_error",

@@ -41,12 +41,25 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "nystrom_factors",
     "nystrom_features",
     "pinv_sqrt_psd",
     "sample_copies_distinct",
     "sample_copies_per_arm",
     "sample_copies_per_observation",
 ]
+
+
+def _kept_eigh(M: np.ndarray, rtol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs of the symmetric PSD ``M`` above ``rtol * max eigenvalue`` (default
+    ``rtol = size * machine epsilon``, the pseudo-inverse convention of ``numpy.linalg.pinv``
+    and MATLAB's ``pinv``): ``(e, U)`` with ``e`` (r,) and ``U`` (s, r)."""
+    e, U = np.linalg.eigh(M)
+    if e.size == 0:
+        return e, U
+    tol = (M.shape[0] * np.finfo(float).eps if rtol is None else rtol) * max(e[-1], 0.0)
+    keep = e > tol
+    return e[keep], U[:, keep]
 
 
 def pinv_sqrt_psd(M: np.ndarray, rtol: float | None = None) -> np.ndarray:
@@ -56,14 +69,26 @@ def pinv_sqrt_psd(M: np.ndarray, rtol: float | None = None) -> np.ndarray:
     ``rtol = size * machine epsilon``, the pseudo-inverse convention of ``numpy.linalg.pinv``
     and MATLAB's ``pinv``).
     """
-    e, U = np.linalg.eigh(M)
-    if e.size == 0:
-        return np.zeros_like(M)
-    tol = (M.shape[0] * np.finfo(float).eps if rtol is None else rtol) * max(e[-1], 0.0)
-    keep = e > tol
-    inv = np.zeros_like(e)
-    inv[keep] = 1.0 / np.sqrt(e[keep])
-    return (U * inv) @ U.T
+    e, U = _kept_eigh(M, rtol)
+    return (U / np.sqrt(e)) @ U.T
+
+
+def nystrom_factors(
+    K_SS: np.ndarray, K_SX: np.ndarray, copies: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reduced Nyström embedding as ``Psi = Q @ Fr``: ``Q`` (s, r) orthonormal, ``Fr`` (r, n).
+
+    With ``M = C^{1/2} K_SS C^{1/2} = U diag(e) U^T`` and ``r`` the eigenvalues kept by
+    :func:`pinv_sqrt_psd`, ``(M^{1/2})^+ = U_r diag(e_r^{-1/2}) U_r^T``, so
+    ``Psi = U_r (diag(e_r^{-1/2}) U_r^T C^{1/2} K_SX)``: ``Q = U_r`` and ``Fr`` the
+    coordinates of every ``psi(x)`` in that basis. Every ``psi(x)`` lies in ``span(Q)``,
+    which lets ATA-GP-UCB work with ``r x r`` instead of ``s x s`` matrices (``r`` is the
+    numerical rank of ``K_SS``, bounded on a fixed domain while ``s`` grows).
+    """
+    sq = np.sqrt(np.asarray(copies, dtype=float))
+    e, Q = _kept_eigh(sq[:, None] * K_SS * sq[None, :], None)
+    Fr = (Q.T @ (sq[:, None] * K_SX)) / np.sqrt(e)[:, None]
+    return Q, Fr
 
 
 def nystrom_features(K_SS: np.ndarray, K_SX: np.ndarray, copies: np.ndarray) -> np.ndarray:
@@ -78,9 +103,8 @@ def nystrom_features(K_SS: np.ndarray, K_SX: np.ndarray, copies: np.ndarray) -> 
     Returns ``Psi`` of shape ``(s, n)``; ``Psi^T Psi = K_XS K_SS^+ K_SX`` is the Nyström
     kernel, whatever the copies (see the module docstring for the exact reduction).
     """
-    sq = np.sqrt(np.asarray(copies, dtype=float))
-    M = sq[:, None] * K_SS * sq[None, :]
-    return pinv_sqrt_psd(M) @ (sq[:, None] * K_SX)
+    Q, Fr = nystrom_factors(K_SS, K_SX, copies)
+    return Q @ Fr
 
 
 def sample_copies_per_arm(

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from agents.features.nystrom import (
-    nystrom_features,
+    nystrom_factors,
     sample_copies_distinct,
     sample_copies_per_arm,
 )
@@ -83,71 +83,117 @@ ATA_MIN_EPS = 1e-100
 class ArmRewards:
     """Per-arm rewards sorted by ``|y|``, with prefix sums of ``y`` in that order.
 
-    ``sums(W, level)[i, a] = sum of y at arm a with |W[i, a] y| <= level[i]`` by binary
-    search; ``O(log N_a)`` per entry, independent of the number of rounds.
+    ``sums(W, level)[i, j] = sum of y at arm played[j] with |W[i, j] y| <= level[i]``;
+    an entry whose threshold ``level[i] / |W[i, j]|`` lies at or above the arm's largest
+    ``|y|`` (or below its smallest) is the arm's total (or 0) without a search, the others
+    are one binary search, ``O(log N_a)``; independent of the number of rounds.
     """
 
     def __init__(self, n: int) -> None:
         self.n = n
         self.count = np.zeros(n, dtype=np.int64)
         self._abs: list[np.ndarray | None] = [None] * n
-        self._y: list[np.ndarray | None] = [None] * n
         self._pre: list[np.ndarray | None] = [None] * n
         self.played: list[int] = []
+        self._played_idx = np.zeros(0, dtype=np.int64)
+        self._lo = np.zeros(n)  # smallest |y| at each arm
+        self._hi = np.zeros(n)  # largest |y|
+        self._total = np.zeros(n)  # sum of y (= the last prefix sum)
 
     def add(self, arm: int, y: float) -> None:
         c = int(self.count[arm])
-        ab, ys, pre = self._abs[arm], self._y[arm], self._pre[arm]
+        ab, pre = self._abs[arm], self._pre[arm]
         if ab is None:
-            ab, ys, pre = np.empty(8), np.empty(8), np.zeros(9)
+            ab, pre = np.empty(8), np.zeros(9)
             self.played.append(arm)
             self.played.sort()
+            self._played_idx = np.array(self.played, dtype=np.int64)
         elif c == ab.size:
             ab = np.concatenate([ab, np.empty(c)])
-            ys = np.concatenate([ys, np.empty(c)])
             pre = np.concatenate([pre, np.zeros(c)])
         a = abs(y)
         pos = int(np.searchsorted(ab[:c], a, side="right"))
         ab[pos + 1 : c + 1] = ab[pos:c].copy()
-        ys[pos + 1 : c + 1] = ys[pos:c].copy()
-        ab[pos], ys[pos] = a, y
+        ab[pos] = a
         # Prefix sums in |y| order: entries after the insertion point all gain y.
         pre[pos + 2 : c + 2] = pre[pos + 1 : c + 1] + y
         pre[pos + 1] = pre[pos] + y
-        self._abs[arm], self._y[arm], self._pre[arm] = ab, ys, pre
+        self._abs[arm], self._pre[arm] = ab, pre
         self.count[arm] = c + 1
+        self._lo[arm], self._hi[arm], self._total[arm] = ab[0], ab[c], pre[c + 1]
 
     def sums(self, W: np.ndarray, level: np.ndarray) -> np.ndarray:
-        """``S[i, a] = sum_{y at a} y 1{|W[i, a] y| <= level[i]}``, shape ``W.shape``."""
-        S = np.zeros_like(W)
-        absW = np.abs(W)
-        with np.errstate(divide="ignore"):
+        """``S[i, j] = sum_{y at a} y 1{|W[i, j] y| <= level[i]}`` for ``a = played[j]``.
+
+        ``W`` (k, len(played)) holds the columns of the played arms, in :attr:`played`
+        order; the result has its shape.
+        """
+        P = self._played_idx
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             # |W y| <= b  <=>  |y| <= b / |W|  (W = 0: every y counts, times W = 0).
-            thr = level[:, None] / absW[:, self.played]
+            thr = level[:, None] / np.abs(W)
+        thr[np.isnan(thr)] = np.inf
+        full = thr >= self._hi[P]
+        S = np.where(full, self._total[P], 0.0)
+        split = ~full & (thr >= self._lo[P])  # some, not all, of the arm's rewards count
         abs_, pre, count = self._abs, self._pre, self.count
-        for j, a in enumerate(self.played):
+        for j in np.flatnonzero(split.any(axis=0)).tolist():
+            a = self.played[j]
             idx = abs_[a][: count[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
-            S[:, a] = pre[a][idx]  # type: ignore[index]
+            S[:, j] = pre[a][idx]  # type: ignore[index]
         return S
 
 
 def truncated_estimate(
-    F: np.ndarray, A: np.ndarray, lam: float, level: np.ndarray, rewards: ArmRewards
-) -> tuple[np.ndarray, np.ndarray]:
+    Q: np.ndarray, Fr: np.ndarray, Gr: np.ndarray, lam: float, level: np.ndarray,
+    rewards: ArmRewards,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Alg. 2 lines 4-5 in the space of arms: ``(mu~_t, ||V~^{-1/2} phi~||^2)`` at every arm.
 
-    ``F`` (k, n) holds the embedding of every arm as columns, ``A = V~_t = Phi~^T Phi~ +
-    lambda I`` (k, k) and ``level`` (k,) the truncation level of each direction.
+    The embedding of the arms is ``F = Q @ Fr`` (k, n): ``Q`` (k, r) has orthonormal
+    columns spanning every ``phi~(x)`` and ``Fr`` (r, n) holds the coordinates;
+    ``Gr = Fr_P N Fr_P^T`` (r, r) is ``Phi~^T Phi~`` in that basis (``N`` the per-arm
+    counts), so ``V~_t = Q (Gr + lambda I_r) Q^T + lambda (I - Q Q^T)``, and ``level`` (k,)
+    is the truncation level of each of the ``k`` directions.
+
+    With ``Gr + lambda I_r = R diag(e) R^T``: ``V~^{-1/2} F = (Q R) Y`` where
+    ``Y = diag(e^{-1/2}) R^T Fr`` (the ``lambda^{-1/2}`` part meets no ``phi~``). Column
+    ``a`` of ``W = (Q R) Y`` holds the direction weights ``u_{., tau}`` of every ``y_tau``
+    at arm ``a``, ``||V~^{-1/2} phi~(x)||^2 = ||Y[:, x]||^2`` and
+    ``mu~(x) = W[:, x]^T r^ = Y[:, x]^T (Q R)^T r^``. Cost ``O(r^3 + r n + k r |P|)``
+    instead of ``O(k^3 + k^2 n)``: ``r <= min(k, n)``.
     """
-    e, U = np.linalg.eigh(A)
-    # V~_t^{-1/2}: every eigenvalue of V~_t is >= lambda; one computed below it is rounding
-    # (which gives sqrt(<= 0) when lambda is tiny next to ||Phi~||^2), so clip at lambda.
-    A_isqrt = (U / np.sqrt(np.maximum(e, lam))) @ U.T
-    W = A_isqrt @ F  # column a: the direction weights u_{., tau} of every y_tau at arm a
-    S = rewards.sums(W, level)
-    r_hat = np.einsum("ia,ia->i", W, S)  # Alg. 2 line 4: r^_i
+    e, R = np.linalg.eigh(Gr + lam * np.eye(Gr.shape[0]))
+    # Every eigenvalue is >= lambda; one computed below it is rounding (sqrt(<= 0) when
+    # lambda is tiny next to ||Gr||), so clip at lambda.
+    Y = (R / np.sqrt(np.maximum(e, lam))).T @ Fr
+    QR = Q @ R
+    WP = QR @ Y[:, rewards.played]  # the columns u_{., tau} of the played arms
+    S = rewards.sums(WP, level)
+    r_hat = np.einsum("ij,ij->i", WP, S)  # Alg. 2 line 4: r^_i
     # line 5: mu~(x) = phi~(x)^T V~^{-1/2} r^ = W[:, x]^T r^.
-    return W.T @ r_hat, np.einsum("ia,ia->a", W, W)
+    return Y.T @ (QR.T @ r_hat), np.einsum("ia,ia->a", Y, Y)
+
+
+def _kernel_diag(problem: Any) -> np.ndarray:
+    """``k(x, x)`` at every arm: from ``problem.kernel_matrix``, or from ``problem.kernel``
+    when the problem carries no ``n x n`` matrix (``kernel_matrix = None``, large ``n``)."""
+    K = getattr(problem, "kernel_matrix", None)
+    if K is None:
+        return np.asarray(problem.kernel.diag(problem.points), dtype=float)
+    return np.diagonal(np.asarray(K, dtype=float))
+
+
+def orthonormal_factors(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``F = Q @ Fr`` with ``Q`` (k, r) orthonormal columns, by the thin SVD of ``F`` (k, n).
+
+    Singular values at or below ``max(k, n) * machine epsilon * largest`` (the rank
+    convention of ``numpy.linalg.matrix_rank``) are dropped: the columns of ``F`` leave
+    ``span(Q)`` by at most that much.
+    """
+    U, sv, Vt = np.linalg.svd(F, full_matrices=False)
+    keep = sv > (max(F.shape) * np.finfo(float).eps * sv[0] if sv.size else 0.0)
+    return U[:, keep], sv[keep, None] * Vt[keep]
 
 
 class _ATAGPUCB(GPUCBAgent):
@@ -188,7 +234,7 @@ class _ATAGPUCB(GPUCBAgent):
         self.beta_ = self._make_beta()
         self.rewards_ = ArmRewards(int(problem.n))
         if kdiag is None:
-            kdiag = np.diagonal(np.asarray(problem.kernel_matrix, dtype=float))
+            kdiag = _kernel_diag(problem)
         self.kdiag_ = np.array(kdiag, dtype=float)
         # Alg. 2 "Set": mu~_0 = 0, sigma~_0^2 = k(x, x).
         self.mean_ = np.zeros(int(problem.n))
@@ -397,7 +443,9 @@ class ATAGPUCBQFF(_ATAGPUCB):
                 RuntimeWarning,
                 stacklevel=3,
             )
-        self.V_ = self.lam_ * np.eye(self.features_.shape[0])
+        # Every phi~(x) in span(Q_): V~_t acts there as Gr_ + lambda I (r = rank <= n).
+        self.Q_, self.Fr_ = orthonormal_factors(self.features_)
+        self.Gr_ = np.zeros((self.Fr_.shape[0],) * 2)
 
     def _default_b(self, t: int) -> float:
         m, T = self.m_, self.T_
@@ -415,11 +463,11 @@ class ATAGPUCBQFF(_ATAGPUCB):
         )
 
     def _refit(self, arm: int) -> None:
-        phi = self.features_[:, arm]
-        self.V_ += np.outer(phi, phi)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
+        f = self.Fr_[:, arm]
+        self.Gr_ += np.outer(f, f)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
         level = self.b_(self.t_) * self.level_scale_
         self.mean_, w2 = truncated_estimate(
-            self.features_, self.V_, self.lam_, level, self.rewards_
+            self.Q_, self.Fr_, self.Gr_, self.lam_, level, self.rewards_
         )
         self.var_ = self.lam_ * w2  # variance choice (i)
 
@@ -520,9 +568,12 @@ class ATAGPUCBNystrom(_ATAGPUCB):
                 owner, "dictionary", "None or a callable (t, counts) -> arms", self.dictionary
             )
         self.eps_, self.q_ = eps, q
-        self.K_ = np.asarray(problem.kernel_matrix, dtype=float)
+        K = getattr(problem, "kernel_matrix", None)
+        self.K_ = None if K is None else np.asarray(K, dtype=float)
         self.m_ = 0
         self.dictionary_sizes_: list[int] = []
+        # The factorisation of the current dictionary (kept while D_t stays the same).
+        self._dict_copies: np.ndarray | None = None
         self._common_setup(problem)
 
     def _mm(self) -> float:
@@ -569,25 +620,41 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             return sample_copies_distinct(self.rng_, counts, p)
         return sample_copies_per_arm(self.rng_, counts, p)
 
+    def _kernel_rows(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(K_SS, K_SX)``: from ``problem.kernel_matrix``, or from ``problem.kernel`` on
+        demand when the problem has no ``n x n`` matrix."""
+        if self.K_ is not None:
+            K_SX = self.K_[S, :]
+        else:
+            pts = np.asarray(self.problem_.points, dtype=float)
+            K_SX = np.asarray(self.problem_.kernel(pts[S], pts), dtype=float)
+        return K_SX[:, S], K_SX
+
     def _refit(self, arm: int) -> None:
         copies = self._copies()
-        S = np.flatnonzero(copies)
-        c = copies[S]
-        self.m_ = int(c.sum())
+        N = self.rewards_.count
+        if self._dict_copies is not None and np.array_equal(copies, self._dict_copies):
+            # D_t = D_{t-1}: the same embedding; Phi~^T Phi~ gains the new observation.
+            f = self.Fr_[:, arm]
+            self.Gr_ += np.outer(f, f)
+        else:
+            S = np.flatnonzero(copies)
+            c = copies[S]
+            self.m_ = int(c.sum())
+            self._dict_copies = copies
+            # psi~_t = Q_ Fr_ (s x n): the reduced phi~_t (agents.features.nystrom), with
+            # Q_ (s x r) orthonormal; r = 0 for an empty dictionary.
+            self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
+            self.fr2_ = np.einsum("ia,ia->a", self.Fr_, self.Fr_)  # phi~^T phi~
+            # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
+            self.level_scale_ = np.sqrt(c.astype(float))
+            P = self.rewards_.played
+            FrP = self.Fr_[:, P]
+            self.Gr_ = (FrP * N[P].astype(float)) @ FrP.T  # Phi~^T Phi~ from per-arm counts
         self.dictionary_sizes_.append(self.m_)
-        if S.size == 0:  # empty dictionary: phi~_t has dimension 0
-            self.mean_ = np.zeros_like(self.kdiag_)
-            self.var_ = self.kdiag_.copy()
-            return
-        K = self.K_
-        Psi = nystrom_features(K[np.ix_(S, S)], K[S, :], c)  # (s, n), reduced phi~_t
-        N = self.rewards_.count.astype(float)
-        P = self.rewards_.played
-        PsiP = Psi[:, P]
-        A = (PsiP * N[P]) @ PsiP.T  # Phi~^T Phi~ from per-arm counts
-        A[np.diag_indices_from(A)] += self.lam_
-        # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
-        level = self.b_(self.t_) * np.sqrt(c.astype(float))
-        self.mean_, w2 = truncated_estimate(Psi, A, self.lam_, level, self.rewards_)
+        level = self.b_(self.t_) * self.level_scale_
+        self.mean_, w2 = truncated_estimate(
+            self.Q_, self.Fr_, self.Gr_, self.lam_, level, self.rewards_
+        )
         # Variance choice (iii): k(x,x) - phi~^T phi~ + lambda phi~^T V~^{-1} phi~.
-        self.var_ = self.kdiag_ - np.einsum("ia,ia->a", Psi, Psi) + self.lam_ * w2
+        self.var_ = self.kdiag_ - self.fr2_ + self.lam_ * w2
