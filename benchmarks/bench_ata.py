@@ -1,27 +1,41 @@
-"""ATA-GP-UCB (QFF and Nyström) speed, side by side with a naive Algorithm 2.
+"""ATA-GP-UCB (QFF and Nyström) round cost, side by side with a naive Algorithm 2 and TGP-UCB.
 
-Prints, in one run (agent time only, ``act`` + ``update``):
+Prints, in one run (agent time only, ``act`` + ``update``; BLAS on one thread, as in a
+harness cell):
 
-1. the mean per-round time of ``ata-gp-ucb-qff`` and ``ata-gp-ucb-nystrom`` (both schedule
-   sets for Nyström) in a window of rounds around ``t ~ 10^3`` and ``t ~ 2 * 10^4`` on the
-   100-arm SE problem of Chowdhury–Gopalan §6, and their ratio (flat in ``t``: ratio ~ 1);
-2. a full ``T = 1000`` run of the naive Algorithm 2 as printed (rebuild ``Phi~_t`` (t x m),
-   ``V~_t``, ``V~_t^{-1/2}``, truncate the ``m x t`` matrix ``u_{i,tau} y_tau``; Nyström:
-   Algorithm 3 with one Bernoulli per past observation and a pseudo-inverse square root;
-   numpy-vectorised, O(m^2 t) per round) beside ours, and the speed-up;
-3. one full ``T = 1000`` run on the 100-arm problem (the authors' MATLAB code under Octave:
-   Nyström 12.0 s, QFF 94 s on a 2-core machine) and on Park–Lee's 1-D problem
-   (``hbo/RKHS1D-SymPareto-eps02-v0``, 1000 arms; Park–Lee Table 1: 7,746 s per ATA run).
+1. 100 arms (the SE problem of Chowdhury–Gopalan §6): the mean per-round time in a window
+   around an early and a late round (``t ~ 10^3`` and ``t ~ 2 * 10^4``; ``--quick``:
+   ``500`` and ``2000``) for TGP-UCB and the ATA variants, the late/early ratio (flat in
+   ``t``: ~1), the ratio to TGP-UCB measured in the same run, and one round of the naive
+   Algorithm 2 as printed at the same ``t`` from the agent's own history (rebuild
+   ``Phi~_t`` (t x m), ``V~_t``, ``V~_t^{-1/2}``, truncate the ``m x t`` matrix
+   ``u_{i,tau} y_tau``; Nyström: Algorithm 3 drawn afresh; O(t m^2) per round);
+2. Park–Lee's 1-D problem (``hbo/RKHS1D-SymPareto-eps02-v0``, 1000 arms): the same at
+   ``t ~ 500`` of ``T = 1000``;
+3. ``n = 10^5`` arms in 2-D (a problem without an ``n x n`` kernel matrix: the agent
+   computes kernel rows of dictionary arms on demand), Nyström only: rounds early in a
+   run, beside the naive round. (QFF is not run there: its ``reset`` measures the
+   embedding error ``eps_m`` over all pairs of arms, O(n^2).)
+
+The per-round cost of our implementation is ``O(r^3 + r^2 n + s r |P| + |P|)`` with ``r``
+the numerical rank of the embedding (bounded on a fixed domain), ``s`` the number of
+distinct dictionary arms (``2m`` merged features for QFF) and ``|P|`` the arms played so
+far, plus ``O(s^3 + r s n)`` when the Nyström dictionary changes (rarely on 100 arms,
+most rounds on 1000 or more arms, where new arms keep entering it). In the number of arms
+that is ``O(n r (r + s))`` per round: linear in ``n``.
 
 Run: ``python benchmarks/bench_ata.py`` (``--quick`` for a smoke run). Not a test: timings
-depend on the machine and its load; compare the columns, not absolute numbers.
+depend on the machine and its load; compare the columns of one run, not absolute numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import platform
 import time
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -32,8 +46,7 @@ import agents
 import hbo_envs  # noqa: F401  (registers the envs)
 from agents.features.nystrom import pinv_sqrt_psd
 from agents.features.qff import qff_features
-
-ATA = ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom")
+from hbo_envs.kernels import SquaredExponential
 
 
 def _inv_sqrt(V: np.ndarray) -> np.ndarray:
@@ -41,119 +54,193 @@ def _inv_sqrt(V: np.ndarray) -> np.ndarray:
     return (U / np.sqrt(e)) @ U.T
 
 
-def naive_run(kind: str, problem, f: np.ndarray, noise: np.ndarray, seed: int = 0) -> float:
-    """Seconds for a full run of Algorithm 2 exactly as printed (experiment schedules).
-
-    Schedules come from a fresh agent's ``b_``/``beta_`` (its ``m_`` set to the naive
-    ``m_t``) so both sides run the same formulas; everything else is rebuilt every round.
-    """
-    T, K, lam = problem.horizon, np.asarray(problem.kernel_matrix), 1.0
-    sched = agents.make(kind)
-    sched.reset(problem, seed=seed)
-    rng = np.random.default_rng(seed)
-    n = problem.n
-    kdiag = np.diag(K)
-    mu, var = np.zeros(n), kdiag.copy()
-    arms, ys = [], []
-    F_qff = qff_features(problem.points, problem.kernel.lengthscale, 32) if "qff" in kind else None
+def naive_round(agent, problem, arms: list[int], ys: list[float], rng) -> float:
+    """Seconds for one round ``t = len(arms)`` of Algorithm 2 exactly as printed, from
+    the history ``(arms, ys)``; schedules from ``agent`` (``b_``, ``beta_``, ``q_``, the
+    QFF lengthscale and ``mbar_``), so both sides run the same formulas."""
+    t = len(arms)
+    pts = np.asarray(problem.points, dtype=float)
+    kern = agent.kernel_ if hasattr(agent, "kernel_") else problem.kernel
+    kdiag = agent.kdiag_
     t0 = time.perf_counter()
-    for t in range(1, T + 1):
-        a = int(np.argmax(mu + sched.beta_(t) * np.sqrt(np.maximum(var, 0.0))))
-        arms.append(a)
-        ys.append(float(f[a] + noise[t - 1]))
-        if F_qff is not None:
-            F = F_qff
-        else:  # Alg. 3, experiment set: one draw per distinct arm played
-            p = np.minimum(sched.q_ * np.maximum(var, 0.0), 1.0)
-            played = np.unique(arms)
-            D = played[rng.random(played.size) < p[played]]
-            if D.size == 0:
-                mu, var = np.zeros(n), kdiag.copy()
-                continue
-            F = (pinv_sqrt_psd(K[np.ix_(D, D)]) @ K[D, :]).T
-            sched.m_ = D.size
-        Phi = F[arms]  # (t, m_t)
-        V = Phi.T @ Phi + lam * np.eye(F.shape[1])
-        Vis = _inv_sqrt(V)
-        U = Vis @ Phi.T  # rows u_i (m_t, t)
-        UY = U * np.asarray(ys)[None, :]
-        r = np.where(np.abs(UY) <= sched.b_(t), UY, 0.0).sum(axis=1)
-        mu = F @ (Vis @ r)
-        quad = lam * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
-        var = quad if F_qff is not None else kdiag - np.sum(F * F, axis=1) + quad
+    if hasattr(agent, "mbar_"):
+        F = qff_features(pts, kern.lengthscale, agent.mbar_)  # (n, 2m), eq. (1)
+        var_prev = agent.var_
+    else:  # Alg. 3, experiment set: one draw per distinct arm played
+        var_prev = agent.var_
+        p = np.minimum(agent.q_ * np.maximum(var_prev, 0.0), 1.0)
+        played = np.unique(arms)
+        D = played[rng.random(played.size) < p[played]]
+        if D.size == 0:
+            return time.perf_counter() - t0
+        KD = kern(pts[D], pts)  # (m_t, n)
+        F = (pinv_sqrt_psd(KD[:, D]) @ KD).T
+    Phi = F[arms]  # (t, m_t)
+    V = Phi.T @ Phi + agent.lam_ * np.eye(F.shape[1])
+    Vis = _inv_sqrt(V)
+    U = Vis @ Phi.T  # rows u_i (m_t, t)
+    UY = U * np.asarray(ys)[None, :]
+    r = np.where(np.abs(UY) <= agent.b_(t), UY, 0.0).sum(axis=1)
+    mu = F @ (Vis @ r)
+    quad = agent.lam_ * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
+    var = quad if hasattr(agent, "mbar_") else kdiag - np.sum(F * F, axis=1) + quad
+    int(np.argmax(mu + agent.beta_(t + 1) * np.sqrt(np.maximum(var, 0.0))))
     return time.perf_counter() - t0
 
 
-def full_run(name: str, problem, f: np.ndarray, noise: np.ndarray, **params) -> float:
-    agent = agents.make(name, **params)
+def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
+    """Mean seconds per round in a window at each mark, and the naive round there."""
     agent.reset(problem, seed=0)
-    fl, nl = f.tolist(), noise.tolist()
-    t0 = time.perf_counter()
-    for t in range(problem.horizon):
+    T = max(marks) + window // 2
+    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+    fl = np.asarray(f, dtype=float).tolist()
+    arms: list[int] = []
+    ys: list[float] = []
+    out: dict = {}
+    rng = np.random.default_rng(2)
+
+    def step() -> None:
         a = agent.act()
-        agent.update(a, fl[a] + nl[t])
-    return time.perf_counter() - t0
+        y = fl[a] + noise[len(arms)]
+        agent.update(a, y)
+        arms.append(a)
+        ys.append(y)
+
+    for m in sorted(marks):
+        while len(arms) < m - window // 2:
+            step()
+        t0 = time.perf_counter()
+        for _ in range(window):
+            step()
+        out[m] = (time.perf_counter() - t0) / window
+        if naive_rounds:
+            out[("naive", m)] = min(
+                naive_round(agent, problem, arms, ys, rng) for _ in range(naive_rounds)
+            )
+    out["agent"] = agent
+    return out
 
 
-def env_problem(env_id: str, horizon: int):
-    env = gym.make(env_id, horizon=horizon)
+def _ms(x: float) -> str:
+    return f"{x * 1e3:9.3f}"
+
+
+def section_100_arms(quick: bool) -> None:
+    marks = (500, 2_000) if quick else (1_000, 20_000)
+    window = 200 if quick else 1_000
+    problem, f = make_problem(100, max(marks) + window)
+    print(f"1. 100 arms: ms per round (act + update), mean over {window} rounds around t")
+    tgp = _per_round_times("tgp-ucb", problem, f, marks, window)
+    head = (
+        f"{'agent':<28} {'t~' + str(marks[0]):>9} {'t~' + str(marks[1]):>9} "
+        f"{'late/early':>10} {'/TGP late':>9} {'naive@late':>10} {'r':>4} {'s':>4}"
+    )
+    print(head + "\n" + "-" * len(head))
+    a, b = tgp[marks[0]], tgp[marks[1]]
+    print(f"{'tgp-ucb':<28} {_ms(a)} {_ms(b)} {b / a:>10.2f}")
+    cases = [
+        ("ata-gp-ucb-qff", {}),
+        ("ata-gp-ucb-nystrom", {}),
+        ("ata-gp-ucb-nystrom", {"schedule": "theory"}),
+    ]
+    for name, params in cases:
+        nv = 0 if params else (1 if quick else 2)
+        tt = timed_run(agents.make(name, **params), problem, f, marks, window, nv)
+        ag = tt["agent"]
+        a, b = tt[marks[0]], tt[marks[1]]
+        naive = _ms(tt[("naive", marks[1])]) if nv else f"{'-':>9}"
+        label = name + ("[theory]" if params else "")
+        print(
+            f"{label:<28} {_ms(a)} {_ms(b)} {b / a:>10.2f} {b / tgp[marks[1]]:>9.1f} "
+            f"{naive:>10} {ag.Fr_.shape[0]:>4} {ag.Q_.shape[0]:>4}"
+        )
+
+
+def section_park_lee(quick: bool) -> None:
+    T = 400 if quick else 1_000
+    env = gym.make("hbo/RKHS1D-SymPareto-eps02-v0", horizon=T)
     env.reset(seed=0)
     u = env.unwrapped
-    return u.problem, np.asarray(u.objective.values, dtype=float)
+    problem, f = u.problem, np.asarray(u.objective.values, dtype=float)
+    mark, window = T // 2, 100
+    print(f"\n2. Park–Lee 1-D, n = {problem.n} arms: ms per round around t = {mark}")
+    tgp = _per_round_times("tgp-ucb", problem, f, (mark,), window)[mark]
+    print(f"  {'tgp-ucb':<22} ours {_ms(tgp)}")
+    for name in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom"):
+        tt = timed_run(agents.make(name), problem, f, (mark,), window, 2)
+        ag = tt["agent"]
+        print(
+            f"  {name:<22} ours {_ms(tt[mark])}   naive Alg. 2 {_ms(tt[('naive', mark)])}"
+            f"   speed-up {tt[('naive', mark)] / tt[mark]:6.1f}x   r = {ag.Fr_.shape[0]},"
+            f" s = {ag.Q_.shape[0]}"
+        )
+
+
+def large_problem(n: int, horizon: int) -> tuple[SimpleNamespace, np.ndarray]:
+    """``n`` uniform points in [0, 1]^2, SE ``l = 0.2``, f a 50-point kernel sum; no
+    ``n x n`` kernel matrix (``kernel_matrix=None``)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((n, 2))
+    kern = SquaredExponential(0.2)
+    centres = rng.choice(n, 50, replace=False)
+    f = kern(X, X[centres]) @ rng.uniform(-1, 1, 50)
+    f /= np.abs(f).max()
+    p = SimpleNamespace(
+        points=X, kernel=kern, kernel_matrix=None, n=n, dim=2, B=1.0, alpha=1.0, v=4.0,
+        nu=3.0, sup_f=1.0, C=None, horizon=horizon, name=f"bench-se-2d-{n}",
+    )  # fmt: skip
+    return p, f
+
+
+def section_large(quick: bool) -> None:
+    n = 10**4 if quick else 10**5
+    marks, window = ((50, 150), 20) if quick else ((100, 300), 40)
+    problem, f = large_problem(n, 10_000)
+    print(f"\n3. n = {n} arms in 2-D (no n x n matrix): ms per round around t")
+    tgp = None  # TGP-UCB needs problem.kernel_matrix (n x n): beside ours only at n = 10^4
+    if n <= 10**4:
+        tgp = _per_round_times("tgp-ucb", _with_matrix(problem), f, marks, window)
+    tt = timed_run(agents.make("ata-gp-ucb-nystrom"), problem, f, marks, window, 1)
+    ag = tt["agent"]
+    for m in marks:
+        ref = f"   tgp-ucb {_ms(tgp[m])}" if tgp else ""
+        print(
+            f"  ata-gp-ucb-nystrom t~{m:<5} ours {_ms(tt[m])}   naive Alg. 2 "
+            f"{_ms(tt[('naive', m)])}{ref}"
+        )
+    rows = len(ag._rows)
+    print(
+        f"  at the end: r = {ag.Fr_.shape[0]}, s = {ag.Q_.shape[0]}, played "
+        f"{len(ag.rewards_.played)} arms, {rows} kernel rows cached "
+        f"({rows * n * 8 / 2**20:.0f} MiB)"
+    )
+
+
+def _with_matrix(p: SimpleNamespace):
+    from hbo_envs.problem import Problem
+
+    return Problem(
+        points=p.points, kernel_matrix=p.kernel(p.points), kernel=p.kernel, B=p.B,
+        alpha=p.alpha, v=p.v, nu=p.nu, sup_f=p.sup_f, horizon=p.horizon, name=p.name,
+    )  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
     args = ap.parse_args()
-    marks = (1_000, 2_000) if args.quick else (1_000, 20_000)
-    window = 200 if args.quick else 1_000
-    T_full = 300 if args.quick else 1_000
-    print(f"hbo-bench ATA-GP-UCB benchmark — numpy {np.__version__}, {platform.processor() or ''}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    print(
+        f"hbo-bench ATA-GP-UCB benchmark — numpy {np.__version__}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, 1-min load average at start {load:.1f}"
+    )
     print("BLAS limited to one thread (as in a harness cell)\n")
     with threadpool_limits(1):
-        problem, f = make_problem(100, max(marks) + window)
-        print(f"1. per-round time (act + update) in ms on 100 arms, mean over {window} rounds")
-        head = f"{'agent':<32} {f't~{marks[0]}':>9} {f't~{marks[1]}':>9} {'ratio':>6} {'m_t':>6}"
-        print(head + "\n" + "-" * len(head))
-        cases = [("ata-gp-ucb-qff", {}), ("ata-gp-ucb-nystrom", {})]
-        cases.append(("ata-gp-ucb-nystrom", {"schedule": "theory"}))
-        for name, params in cases:
-            tt = _windows(name, params, problem, f, marks, window)
-            a, b = tt[marks[0]] * 1e3, tt[marks[1]] * 1e3
-            label = name + ("[theory]" if params else "")
-            print(f"{label:<32} {a:>9.3f} {b:>9.3f} {b / a:>6.2f} {tt['m']:>6}")
-
-        print(f"\n2. full T = {T_full} run on 100 arms: naive Algorithm 2 vs ours (seconds)")
-        problem, f = make_problem(100, T_full)
-        noise = np.random.default_rng(1).standard_t(3.0, size=T_full)
-        for name in ATA:
-            nv = naive_run(name, problem, f, noise)
-            ours = full_run(name, problem, f, noise)
-            print(
-                f"  {name:<20} naive {nv:8.2f} s   ours {ours:6.2f} s   speed-up {nv / ours:6.1f}x"
-            )
-        ours = full_run("ata-gp-ucb-nystrom", problem, f, noise, schedule="theory")
-        print(
-            f"  {'ata-gp-ucb-nystrom[theory]':<26} ours {ours:6.2f} s"
-            " (naive: m_t ~ t, O(t^3) per round)"
-        )
-
-        print(f"\n3. one full T = {T_full} run (authors' Octave: Nyström 12.0 s, QFF 94 s; "
-              "Park–Lee Table 1, 1-D: 7,746 s)")  # fmt: skip
-        for env_id in ("hbo/RKHS-SE-StudentT-v0", "hbo/RKHS1D-SymPareto-eps02-v0"):
-            problem, f = env_problem(env_id, T_full)
-            noise = np.random.default_rng(1).standard_t(3.0, size=T_full)
-            for name in ATA:
-                s = full_run(name, problem, f, noise)
-                print(f"  {env_id:<32} n = {problem.n:>4} {name:<20} {s:7.2f} s")
-
-
-def _windows(name, params, problem, f, marks, window):
-    """Mean seconds per round around each mark (bench_agents' timing loop) and ``m_t``."""
-    out = _per_round_times(agents.make(name, **params), problem, f, marks, window)
-    out["m"] = out["agent"].m_
-    return out
+        section_100_arms(args.quick)
+        section_park_lee(args.quick)
+        section_large(args.quick)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    print(f"\n1-min load average at the end {load:.1f}")
 
 
 if __name__ == "__main__":

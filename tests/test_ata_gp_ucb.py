@@ -521,3 +521,90 @@ def test_fuzz_allowed_values_keep_the_posterior_finite(common, nys, mbar, theory
     p = se_problem(n=9, horizon=8)
     _run_finite(agents.make("ata-gp-ucb-qff", schedule=schedule, mbar=mbar, **common), p, 8, reward)
     _run_finite(agents.make("ata-gp-ucb-nystrom", schedule=schedule, **common, **nys), p, 8, reward)
+
+
+# ------------------------------------------------ the flat-cost machinery, piece by piece
+def test_arm_rewards_sums_match_the_definition():
+    """S[i, j] = sum of y at arm played[j] with |W[i, j] y| <= level[i], for thresholds
+    above all, below all and between the rewards of an arm, and W = 0 entries."""
+    from agents.heavy_tailed.ata_gp_ucb import ArmRewards
+
+    rng = np.random.default_rng(0)
+    R = ArmRewards(6)
+    data = {a: rng.standard_t(1.5, size=c) * 3 for a, c in ((4, 1), (0, 2), (2, 40), (5, 9))}
+    for a, ys in data.items():
+        for y in ys:
+            R.add(a, float(y))
+    assert R.played == [0, 2, 4, 5] and R.count.tolist() == [2, 0, 40, 0, 1, 9]
+    W = rng.standard_normal((7, 4))
+    W[1, 2] = W[3, :] = 0.0
+    level = np.abs(rng.standard_normal(7)) * 2
+    level[0], level[5] = 0.0, 1e300
+    S = R.sums(W, level)
+    want = np.array(
+        [[sum(y for y in data[a] if abs(W[i, j] * y) <= level[i]) for j, a in enumerate(R.played)]
+         for i in range(7)]
+    )  # fmt: skip
+    np.testing.assert_allclose(S, want, rtol=1e-12, atol=1e-12)
+    with np.errstate(divide="ignore"):
+        thr = level[:, None] / np.abs(W[:, [1]])
+    assert ((thr > np.abs(data[2]).min()) & (thr < np.abs(data[2]).max())).any()  # split
+
+
+def test_nystrom_factors_span_the_embedding_of_a_low_rank_dictionary():
+    """Psi = Q Fr with Q orthonormal: the naive (M^{1/2})^+ C^{1/2} K_SX, and r < s when
+    K_SS is numerically singular (many close points)."""
+    from agents.features.nystrom import nystrom_factors
+
+    X = np.linspace(0, 1, 40)[:, None]
+    K = SquaredExponential(0.3)(X)
+    S, c = np.arange(0, 40, 2), np.arange(1, 21) % 3 + 1
+    Q, Fr = nystrom_factors(K[np.ix_(S, S)], K[S, :], c)
+    assert Q.shape[1] == Fr.shape[0] < S.size  # r < s
+    np.testing.assert_allclose(Q.T @ Q, np.eye(Q.shape[1]), atol=1e-12)
+    sq = np.sqrt(c.astype(float))
+    e, U = np.linalg.eigh(sq[:, None] * K[np.ix_(S, S)] * sq[None, :])
+    keep = e > S.size * np.finfo(float).eps * e[-1]
+    naive = (U[:, keep] / np.sqrt(e[keep])) @ U[:, keep].T @ (sq[:, None] * K[S, :])
+    np.testing.assert_allclose(Q @ Fr, naive, atol=1e-9 * np.abs(naive).max())
+    # the Nyström kernel Fr^T Fr is dominated by K (K - Fr^T Fr is PSD; equal on S)
+    assert np.linalg.eigvalsh(K - Fr.T @ Fr).min() > -1e-8
+    np.testing.assert_allclose((Fr.T @ Fr)[np.ix_(S, S)], K[np.ix_(S, S)], atol=1e-8)
+
+
+def test_the_embedding_rank_stays_below_the_dictionary_size():
+    """On 100 arms of [0, 1] (SE l = 0.2) the r x r problem replaces the s x s one."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_agents import make_problem
+
+    p, f = make_problem(100, 300)
+    agent = agents.make("ata-gp-ucb-nystrom")
+    run_fast(agent, p, lambda a, t: float(f[a]) + 0.3 * (-1) ** t, 0)
+    r, s = agent.Fr_.shape[0], agent.Q_.shape[0]
+    assert r < s / 2 and s == agent.m_ > 20, (r, s)
+
+
+def test_a_constant_dictionary_matches_naive_algorithm_2():
+    """The dictionary never changes: every round after the first takes the rank-one path."""
+    p = se_problem(n=10, ls=0.15, horizon=40)
+    reward = reward_stream(p, seed=8)
+    fixed = lambda t, counts: [1, 4, 4, 8]  # noqa: E731
+    fast = run_fast(agents.make("ata-gp-ucb-nystrom", dictionary=fixed), p, reward, 3)
+    assert_same(fast, naive_ata(p, reward, 3, kind="nystrom", dictionary=fixed))
+
+
+def test_a_problem_without_a_kernel_matrix_gives_the_same_run():
+    """kernel_matrix = None (large n): kernel rows on demand, the same actions and posterior."""
+    from types import SimpleNamespace
+
+    p = se_problem(n=30, horizon=60)
+    lazy = SimpleNamespace(**{k: getattr(p, k) for k in (
+        "points", "kernel", "B", "alpha", "v", "nu", "sup_f", "horizon", "n", "dim")},
+        kernel_matrix=None)  # fmt: skip
+    reward = reward_stream(p, seed=5)
+    for name in ("ata-gp-ucb-nystrom", "ata-gp-ucb-qff"):
+        assert_same(run_fast(agents.make(name), lazy, reward, 1),
+                    run_fast(agents.make(name), p, reward, 1))  # fmt: skip
