@@ -1,7 +1,8 @@
 """ATA-GP-UCB (QFF and Nyström) round cost, side by side with a naive Algorithm 2 and TGP-UCB.
 
 Prints, in one run (agent time only, ``act`` + ``update``; BLAS on one thread, as in a
-harness cell):
+harness cell; CPU seconds of this process, ``time.process_time``, so that other processes
+on a loaded machine inflate the numbers less than wall time would):
 
 1. 100 arms (the SE problem of Chowdhury–Gopalan §6): the mean per-round time in a window
    around an early and a late round (``t ~ 10^3`` and ``t ~ 2 * 10^4``; ``--quick``:
@@ -39,7 +40,7 @@ from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
-from bench_agents import _per_round_times, make_problem
+from bench_agents import make_problem
 from threadpoolctl import threadpool_limits
 
 import agents
@@ -62,7 +63,7 @@ def naive_round(agent, problem, arms: list[int], ys: list[float], rng) -> float:
     pts = np.asarray(problem.points, dtype=float)
     kern = agent.kernel_ if hasattr(agent, "kernel_") else problem.kernel
     kdiag = agent.kdiag_
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     if hasattr(agent, "mbar_"):
         F = qff_features(pts, kern.lengthscale, agent.mbar_)  # (n, 2m), eq. (1)
         var_prev = agent.var_
@@ -72,7 +73,7 @@ def naive_round(agent, problem, arms: list[int], ys: list[float], rng) -> float:
         played = np.unique(arms)
         D = played[rng.random(played.size) < p[played]]
         if D.size == 0:
-            return time.perf_counter() - t0
+            return time.process_time() - t0
         KD = kern(pts[D], pts)  # (m_t, n)
         F = (pinv_sqrt_psd(KD[:, D]) @ KD).T
     Phi = F[arms]  # (t, m_t)
@@ -85,7 +86,7 @@ def naive_round(agent, problem, arms: list[int], ys: list[float], rng) -> float:
     quad = agent.lam_ * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
     var = quad if hasattr(agent, "mbar_") else kdiag - np.sum(F * F, axis=1) + quad
     int(np.argmax(mu + agent.beta_(t + 1) * np.sqrt(np.maximum(var, 0.0))))
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
@@ -109,10 +110,10 @@ def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
     for m in sorted(marks):
         while len(arms) < m - window // 2:
             step()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for _ in range(window):
             step()
-        out[m] = (time.perf_counter() - t0) / window
+        out[m] = (time.process_time() - t0) / window
         if naive_rounds:
             out[("naive", m)] = min(
                 naive_round(agent, problem, arms, ys, rng) for _ in range(naive_rounds)
@@ -129,8 +130,8 @@ def section_100_arms(quick: bool) -> None:
     marks = (500, 2_000) if quick else (1_000, 20_000)
     window = 200 if quick else 1_000
     problem, f = make_problem(100, max(marks) + window)
-    print(f"1. 100 arms: ms per round (act + update), mean over {window} rounds around t")
-    tgp = _per_round_times("tgp-ucb", problem, f, marks, window)
+    print(f"1. 100 arms: CPU ms per round (act + update), mean over {window} rounds around t")
+    tgp = timed_run(agents.make("tgp-ucb"), problem, f, marks, window, 0)
     head = (
         f"{'agent':<28} {'t~' + str(marks[0]):>9} {'t~' + str(marks[1]):>9} "
         f"{'late/early':>10} {'/TGP late':>9} {'naive@late':>10} {'r':>4} {'s':>4}"
@@ -163,8 +164,8 @@ def section_park_lee(quick: bool) -> None:
     u = env.unwrapped
     problem, f = u.problem, np.asarray(u.objective.values, dtype=float)
     mark, window = T // 2, 100
-    print(f"\n2. Park–Lee 1-D, n = {problem.n} arms: ms per round around t = {mark}")
-    tgp = _per_round_times("tgp-ucb", problem, f, (mark,), window)[mark]
+    print(f"\n2. Park–Lee 1-D, n = {problem.n} arms: CPU ms per round around t = {mark}")
+    tgp = timed_run(agents.make("tgp-ucb"), problem, f, (mark,), window, 0)[mark]
     print(f"  {'tgp-ucb':<22} ours {_ms(tgp)}")
     for name in ("ata-gp-ucb-qff", "ata-gp-ucb-nystrom"):
         tt = timed_run(agents.make(name), problem, f, (mark,), window, 2)
@@ -194,12 +195,12 @@ def large_problem(n: int, horizon: int) -> tuple[SimpleNamespace, np.ndarray]:
 
 def section_large(quick: bool) -> None:
     n = 10**4 if quick else 10**5
-    marks, window = ((50, 150), 20) if quick else ((100, 300), 40)
+    marks, window = ((50, 150), 20) if quick else ((50, 150), 10)
     problem, f = large_problem(n, 10_000)
-    print(f"\n3. n = {n} arms in 2-D (no n x n matrix): ms per round around t")
+    print(f"\n3. n = {n} arms in 2-D (no n x n matrix): CPU ms per round around t")
     tgp = None  # TGP-UCB needs problem.kernel_matrix (n x n): beside ours only at n = 10^4
     if n <= 10**4:
-        tgp = _per_round_times("tgp-ucb", _with_matrix(problem), f, marks, window)
+        tgp = timed_run(agents.make("tgp-ucb"), _with_matrix(problem), f, marks, window, 0)
     tt = timed_run(agents.make("ata-gp-ucb-nystrom"), problem, f, marks, window, 1)
     ag = tt["agent"]
     for m in marks:

@@ -51,8 +51,8 @@ __all__ = [
 ]
 
 #: Default memory budget of an ATA-GP-UCB-QFF run: the embedding of the ``n`` arms
-#: (``n x 2m``) plus four ``2m x 2m`` matrices (``V``, its eigenvectors, ``V^{-1/2}`` and
-#: a work copy), in float64.
+#: (``n x 2m``), its coordinates in an orthonormal basis of its span and the thin SVD that
+#: finds them (two more ``n x 2m`` at most), plus four ``2m x 2m`` matrices, in float64.
 QFF_MAX_BYTES = 2 * 1024**3
 
 
@@ -154,4 +154,4 @@ def qff_error_bound(d: int, mbar: int, lengthscale: float) -> float:
 def qff_memory_bytes(n: int, d: int, mbar: int) -> int:
     """Bytes of the float64 arrays an ATA-GP-UCB-QFF run keeps (see :data:`QFF_MAX_BYTES`)."""
     m2 = 2 * int(mbar) ** int(d)
-    return 8 * (n * m2 + 4 * m2 * m2)
+    return 8 * (3 * n * m2 + 4 * m2 * m2)

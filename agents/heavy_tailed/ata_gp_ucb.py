@@ -106,8 +106,8 @@ class ArmRewards:
         self.count = np.zeros(n, dtype=np.int64)
         self._abs: list[np.ndarray | None] = [None] * n
         self._pre: list[np.ndarray | None] = [None] * n
-        self.played: list[int] = []
-        self._played_idx = np.zeros(0, dtype=np.int64)
+        self.played: list[int] = []  # arms played at least once, ascending
+        self.played_idx = np.zeros(0, dtype=np.int64)  # the same as an index array
         self._lo = np.zeros(n)  # smallest |y| at each arm
         self._hi = np.zeros(n)  # largest |y|
         self._total = np.zeros(n)  # sum of y (= the last prefix sum)
@@ -119,7 +119,7 @@ class ArmRewards:
             ab, pre = np.empty(8), np.zeros(9)
             self.played.append(arm)
             self.played.sort()
-            self._played_idx = np.array(self.played, dtype=np.int64)
+            self.played_idx = np.array(self.played, dtype=np.int64)
         elif c == ab.size:
             ab = np.concatenate([ab, np.empty(c)])
             pre = np.concatenate([pre, np.zeros(c)])
@@ -140,14 +140,16 @@ class ArmRewards:
         ``W`` (k, len(played)) holds the columns of the played arms, in :attr:`played`
         order; the result has its shape.
         """
-        P = self._played_idx
+        P = self.played_idx
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             # |W y| <= b  <=>  |y| <= b / |W|  (W = 0: every y counts, times W = 0).
             thr = level[:, None] / np.abs(W)
-        thr[np.isnan(thr)] = np.inf
+        if not level.all():  # 0 / 0: no reward is truncated (and W = 0 weighs them by 0)
+            thr[np.isnan(thr)] = np.inf
         full = thr >= self._hi[P]
         S = np.where(full, self._total[P], 0.0)
-        split = ~full & (thr >= self._lo[P])  # some, not all, of the arm's rewards count
+        split = thr >= self._lo[P]
+        split &= ~full  # some, not all, of the arm's rewards count
         abs_, pre, count = self._abs, self._pre, self.count
         for j in np.flatnonzero(split.any(axis=0)).tolist():
             a = self.played[j]
@@ -172,15 +174,17 @@ def truncated_estimate(
     ``Y = diag(e^{-1/2}) R^T Fr`` (the ``lambda^{-1/2}`` part meets no ``phi~``). Column
     ``a`` of ``W = (Q R) Y`` holds the direction weights ``u_{., tau}`` of every ``y_tau``
     at arm ``a``, ``||V~^{-1/2} phi~(x)||^2 = ||Y[:, x]||^2`` and
-    ``mu~(x) = W[:, x]^T r^ = Y[:, x]^T (Q R)^T r^``. Cost ``O(r^3 + r n + k r |P|)``
+    ``mu~(x) = W[:, x]^T r^ = Y[:, x]^T (Q R)^T r^``. Cost ``O(r^3 + r^2 n + k r |P|)``
     instead of ``O(k^3 + k^2 n)``: ``r <= min(k, n)``.
     """
-    e, R = np.linalg.eigh(Gr + lam * np.eye(Gr.shape[0]))
+    A = Gr.copy()
+    A.flat[:: A.shape[0] + 1] += lam
+    e, R = np.linalg.eigh(A)
     # Every eigenvalue is >= lambda; one computed below it is rounding (sqrt(<= 0) when
     # lambda is tiny next to ||Gr||), so clip at lambda.
     Y = (R / np.sqrt(np.maximum(e, lam))).T @ Fr
     QR = Q @ R
-    WP = QR @ Y[:, rewards.played]  # the columns u_{., tau} of the played arms
+    WP = QR @ Y[:, rewards.played_idx]  # the columns u_{., tau} of the played arms
     S = rewards.sums(WP, level)
     r_hat = np.einsum("ij,ij->i", WP, S)  # Alg. 2 line 4: r^_i
     # line 5: mu~(x) = phi~(x)^T V~^{-1/2} r^ = W[:, x]^T r^.
