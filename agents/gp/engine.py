@@ -232,7 +232,8 @@ class GPPosteriorEngine:
             n = int(source.n)
             horizon = getattr(source, "horizon", None)
         else:
-            dense = np.asarray(kernel_matrix, dtype=float)
+            # A dense matrix, or a problem-like object that only has ``kernel_matrix``.
+            dense = np.asarray(getattr(kernel_matrix, "kernel_matrix", kernel_matrix), dtype=float)
             _check_dense(dense)
             source = None
             n = dense.shape[0]
@@ -283,6 +284,8 @@ class GPPosteriorEngine:
             self._col = np.full(n, -1, dtype=np.intp)
             self.m = 0
             self.refactorizations = 0
+            self._pending_lambda: tuple[int, float] | None = None
+            self._kcol: tuple[int, np.ndarray] | None = None
             self._kdiag = np.asarray(self._source.kernel_diag(), dtype=float)
             self._var = self._kdiag.copy()
         self.mean = np.zeros((n, self.r), order="F")
@@ -333,7 +336,13 @@ class GPPosteriorEngine:
             c = self._G[:, j].copy()
             kS = self._KSS[:m, j]
         else:
-            c = np.array(self._source.kernel_columns([arm])[:, 0], dtype=float)
+            cached = self._kcol
+            if cached is not None and cached[0] == arm:
+                kcol = cached[1]
+            else:
+                kcol = np.array(self._source.kernel_columns([arm])[:, 0], dtype=float)
+                self._kcol = (arm, kcol)  # observe() stores it in G: computed once
+            c = kcol.copy()
             kS = c[self._S[:m]]
         if m:
             L = self._L[:m, :m]
@@ -426,7 +435,13 @@ class GPPosteriorEngine:
         if j < 0:  # a new arm: G, K_SS and L grow by one column / row
             if m == self._G.shape[1]:
                 self._grow()
-            kcol = self._source.kernel_columns([arm])[:, 0]
+            cached = self._kcol
+            kcol = (
+                cached[1]
+                if cached is not None and cached[0] == arm
+                else self._source.kernel_columns([arm])[:, 0]
+            )
+            self._kcol = None
             self._G[:, m] = kcol
             S = self._S[:m]
             self._KSS[:m, m] = kcol[S]
@@ -482,7 +497,7 @@ class GPPosteriorEngine:
         """``diag(Lambda)`` over ``S``: ``lambda / precision`` (with a pending change)."""
         S = self._S[: self.m]
         lam = self.lam / np.where(self.precision[S] > 0, self.precision[S], 1.0)
-        pending = getattr(self, "_pending_lambda", None)
+        pending = self._pending_lambda
         if pending is not None:
             lam[self._col[pending[0]]] = pending[1]
         return lam
@@ -492,7 +507,7 @@ class GPPosteriorEngine:
         m = self.m
         A = self._KSS[:m, :m].copy()
         A[np.diag_indices(m)] += self._lambda_S()
-        self._pending_lambda: tuple[int, float] | None = None
+        self._pending_lambda = None
         self._L[:m, :m] = linalg.cholesky(A, lower=True, check_finite=False)
         self.refactorizations += 1
 
