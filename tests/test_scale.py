@@ -141,3 +141,28 @@ def test_too_many_points_are_refused_with_the_estimated_size(monkeypatch):
         )
     with pytest.raises(ValueError, match="n_points"):
         random_rkhs(np.random.default_rng(0), n_points=10**8)
+
+
+@pytest.mark.parametrize("module", ["hbo_envs.memory", "hbo_envs.problem", "agents.gp.engine"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0 and res.attempted > 0
+
+
+def test_docs_scale_page_examples_run(capsys):
+    """Every ``python`` block of docs/scale.md runs and prints what its comments say."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "scale.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(blocks) >= 4
+    for code in blocks:
+        exec(compile(code, str(page), "exec"), {"__name__": "docs_scale"})
+    out = capsys.readouterr().out
+    assert "played" in out and "True (2, 2)" in out and "(20000, 1) [1. 1. 1.]" in out
+    assert "n=300000 needs an estimated 720.0 GB" in out
+    assert "[ 0.66666667  0.08333333 -0.5       ]" in out
