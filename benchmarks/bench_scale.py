@@ -62,7 +62,7 @@ def _objective(n: int, dense: bool):
 
 def _flop_reference(n: int, m: int) -> float:
     """Seconds for ``3 n m`` flops of ``dgemv`` on an ``n x m`` Fortran block (1.5 calls)."""
-    G = np.asfortranarray(np.random.default_rng(0).standard_normal((n, max(m, 1))))
+    G = np.ones((n, max(m, 1)), order="F")
     w = np.ones(G.shape[1])
     times = []
     for _ in range(5):
@@ -122,9 +122,9 @@ def child(cfg: dict) -> dict:
             engines.append(getattr(agent, attr).engine)
     engines += [layer.engine for layer in getattr(agent, "layers_", [])]
     out["S"] = max((len(e.played) for e in engines if hasattr(e, "played")), default=0)
-    if cfg.get("flops"):
-        out["ref_3nS_ms"] = 1e3 * _flop_reference(n, out["S"])
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if cfg.get("flops"):  # after the RSS: the reference allocates its own n x |S| block
+        out["ref_3nS_ms"] = 1e3 * _flop_reference(n, out["S"])
     return out
 
 
@@ -140,10 +140,6 @@ def run(cfg: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _fmt(x, spec=".1f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -153,6 +149,7 @@ def main() -> None:
     ap.add_argument("--agent-rounds", type=int, default=200)
     ap.add_argument("--today-n", type=int, nargs="*", default=[2000, 4000, 6000])
     ap.add_argument("--today-at-20000", action="store_true")
+    ap.add_argument("--sections", type=int, nargs="*", default=[1, 2, 3], help="which of 1-3")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
     if args.child:
@@ -166,7 +163,21 @@ def main() -> None:
           f"load average at start {os.getloadavg()[0]:.1f}")  # fmt: skip
     results: dict = {"load_start": os.getloadavg()}
 
-    # 1. n = 10^5, T = 2000, gp-ucb for T rounds.
+    if 1 in args.sections:
+        section1(args, results)
+    if 2 in args.sections:
+        section2(args, results)
+    if 3 in args.sections:
+        section3(args, results, mid)
+    results["load_end"] = os.getloadavg()
+    print(f"\nload average at end {os.getloadavg()[0]:.1f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+
+
+def section1(args: argparse.Namespace, results: dict) -> None:
+    """n = 10^5, T = 2000, gp-ucb for all T rounds."""
     full = run({"path": "new", "n": args.n, "T": args.T, "agent": "gp-ucb",
                 "rounds": args.T, "flops": True})  # fmt: skip
     results["full"] = full
@@ -185,7 +196,9 @@ def main() -> None:
         print(f"   peak RSS {full['rss_mb'] / 1024:.2f} GB (target <= 4 GB); whole run "
               f"{full['total_s']:.0f} s")  # fmt: skip
 
-    # 2. Each agent's round cost at n = 10^5.
+
+def section2(args: argparse.Namespace, results: dict) -> None:
+    """Each agent's round cost at n = 10^5."""
     import agents
 
     print(f"\n2. every agent at n = {args.n} (T = {args.T}), {args.agent_rounds} rounds each")
@@ -204,7 +217,9 @@ def main() -> None:
               f"{r['late_ms']:>8.1f} {r['S']:>5} {r['ref_3nS_ms']:>9.2f} "
               f"{r['rss_mb'] / 1024:>7.2f}")  # fmt: skip
 
-    # 3. Both paths side by side; today's extrapolated to n = 20000.
+
+def section3(args: argparse.Namespace, results: dict, mid: int) -> None:
+    """Both paths side by side; today's extrapolated to n = 20000."""
     print("\n3. today's dense path vs the new path (gp-ucb, 100 rounds, same env)")
     print(f"   {'n':>6} {'path':>6} {'make+reset s':>13} {'round ms':>9} {'RSS GB':>7}")
     rows = []
@@ -236,11 +251,6 @@ def main() -> None:
               f"new path measured {new_mid['rss_mb'] / 1024:.2f} GB -> "
               f"{est / new_mid['rss_mb']:.1f} x less (target >= 5 x)")  # fmt: skip
         results["today_fit_mb"] = {"a": a, "b": b, "estimate_at_mid": est}
-    results["load_end"] = os.getloadavg()
-    print(f"\nload average at end {os.getloadavg()[0]:.1f}")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -78,14 +78,19 @@ class RKHSFunction:
 
 
 def rkhs_objective(
-    name: str, points: np.ndarray, fn: RKHSFunction, params: dict[str, Any] | None = None
+    name: str,
+    points: np.ndarray,
+    fn: RKHSFunction,
+    params: dict[str, Any] | None = None,
+    values: np.ndarray | None = None,
 ) -> Objective:
     """Tabulate a kernel sum on ``points`` with its exact RKHS norm.
 
     ``B = sqrt(a^T K_c a)`` needs only the ``p x p`` kernel of the support points, so the
     ``n x n`` kernel matrix over the candidates is built (as before) only up to
     :data:`~hbo_envs.problem.DENSE_MAX_N` points; beyond, it is a
-    :class:`~hbo_envs.kernels.LazyKernelMatrix` and the cost is ``O(n p)``.
+    :class:`~hbo_envs.kernels.LazyKernelMatrix` and the cost is ``O(n p)``. ``values``, when
+    given, is ``fn(points)`` already computed (by the caller, from the same kernel block).
     """
     points = np.asarray(points, dtype=float)
     if points.ndim == 1:
@@ -98,7 +103,8 @@ def rkhs_objective(
         K = fn.kernel(points)
     p = dict(params or {})
     p.update(centers=fn.centers.tolist(), coeffs=fn.coeffs.tolist())
-    return Objective(name, points, fn(points), fn.kernel, K, fn.rkhs_norm(), 0.0, p)
+    f = fn(points) if values is None else values
+    return Objective(name, points, f, fn.kernel, K, fn.rkhs_norm(), 0.0, p)
 
 
 def random_rkhs(
@@ -147,15 +153,18 @@ def random_rkhs(
     a = rng.uniform(lo, 1.0, size=n_support)
     centers = points[rng.integers(0, n_points, size=n_support)]
     fn = RKHSFunction(k, centers, a)
+    # f(x) = k(x, centers) @ coeffs: the (n, p) kernel block is computed once and serves
+    # the normalisation and the tabulation (the same numbers as fn(points), twice cheaper).
+    kx = k(points, centers)
     if normalize:
-        sup = float(np.max(np.abs(fn(points))))
+        sup = float(np.max(np.abs(kx @ fn.coeffs)))
         if sup == 0.0:  # probability zero, but never divide by it
             raise ValueError(
                 "generated objective is identically zero; draw again with another seed."
             )
         fn = fn.scaled(1.0 / sup)
     params = {"kernel": k.name, **k.params(), "coeffs": coeffs, "normalize": normalize}
-    return rkhs_objective(name, points, fn, params)
+    return rkhs_objective(name, points, fn, params, values=kx @ fn.coeffs)
 
 
 def chowdhury_gopalan_synthetic(
