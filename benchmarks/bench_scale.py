@@ -17,13 +17,16 @@ Printed, in one run:
 2. Every GP agent's round cost at ``n = 10^5`` (``--agent-rounds`` rounds each; ATA-GP-UCB
    keeps its own dense posterior and is refused at this size, with the estimate).
 3. Memory and time of both paths at the same ``n``: today's dense path at the sizes that
-   fit (``--today-n``), the new path at those and at ``n = 20000``, and today's peak RSS
+   fit (``--today-n``), the played-set path (lazy kernel, played-set engine, forced below
+   8192 arms where ``"auto"`` keeps today's path) at those, the new path at
+   ``n = 20000``, and today's peak RSS
    extrapolated to ``n = 20000`` by a least-squares fit ``a + b n^2`` (the dense path
    holds a fixed number of ``n x n`` arrays). Today's path at 20000 needs ~21 GB (the
    issue's measurement) and runs only with ``--today-at-20000``.
 
-Run: ``nice -n 5 python benchmarks/bench_scale.py`` (``--quick`` for a smoke run,
-a few seconds). Not a test: timings depend on the machine and its load (printed).
+Run: ``nice -n 5 python benchmarks/bench_scale.py`` (``--quick``: a smoke run at small sizes,
+``--sections 1 3``: some sections). Not a test: timings depend on the machine and its load
+(printed).
 """
 
 from __future__ import annotations
@@ -83,6 +86,11 @@ def child(cfg: dict) -> dict:
     dense = cfg["path"] == "today"
     if dense:  # today's engine: the n x n covariance whatever n is
         engine_mod.ARM_SPACE_MAX_N = 10**9
+    if cfg["path"] == "played":  # the new regime at any n: lazy kernel, played-set engine
+        import hbo_envs.objectives.rkhs as rkhs_mod
+
+        engine_mod.ARM_SPACE_MAX_N = 0
+        rkhs_mod.DENSE_MAX_N = 0
     n, T = cfg["n"], cfg["T"]
     out: dict = {"cfg": cfg}
     t0 = time.perf_counter()
@@ -220,11 +228,12 @@ def section2(args: argparse.Namespace, results: dict) -> None:
 
 def section3(args: argparse.Namespace, results: dict, mid: int) -> None:
     """Both paths side by side; today's extrapolated to n = 20000."""
-    print("\n3. today's dense path vs the new path (gp-ucb, 100 rounds, same env)")
+    print("\n3. today's dense path vs the played-set path at equal n, and the new path "
+          f"(auto) at n = {mid} (gp-ucb, {min(100, args.T)} rounds, same env)")  # fmt: skip
     print(f"   {'n':>6} {'path':>6} {'make+reset s':>13} {'round ms':>9} {'RSS GB':>7}")
     rows = []
     rounds3 = min(100, args.T)
-    sizes = [(n, p) for n in args.today_n for p in ("today", "new")] + [(mid, "new")]
+    sizes = [(n, p) for n in args.today_n for p in ("today", "played")] + [(mid, "new")]
     if args.today_at_20000:
         sizes.append((mid, "today"))
     for n, path in sizes:
