@@ -286,6 +286,7 @@ class GPPosteriorEngine:
             self.refactorizations = 0
             self._pending_lambda: tuple[int, float] | None = None
             self._kcol: tuple[int, np.ndarray] | None = None
+            self._last_column: tuple[int, int, np.ndarray] | None = None
             self._kdiag = np.asarray(self._source.kernel_diag(), dtype=float)
             self._var = self._kdiag.copy()
         self.mean = np.zeros((n, self.r), order="F")
@@ -330,6 +331,9 @@ class GPPosteriorEngine:
         ``O(n |S| + |S|^2)``)."""
         if self.representation == "arms":
             return self.cov[:, arm].copy()
+        last = self._last_column
+        if last is not None and last[0] == arm and last[1] == self.t:
+            return last[2].copy()  # e.g. gain(arm) then observe(arm): one dgemv, not two
         m = self.m
         j = self._col[arm]
         if j >= 0:
@@ -349,6 +353,7 @@ class GPPosteriorEngine:
             w = linalg.solve_triangular(L, kS, lower=True, check_finite=False)
             w = linalg.solve_triangular(L, w, lower=True, trans="T", check_finite=False)
             c -= self._G[:, :m] @ w
+        self._last_column = (arm, self.t, c.copy())
         return c
 
     def covariance_columns(self, idx: Any) -> np.ndarray:
@@ -576,5 +581,6 @@ class GPPosteriorEngine:
         else:
             self._var = var_or_cov
             self._refactor()
+            self._last_column = None
         self._since_refresh = 0
         self._std = None
