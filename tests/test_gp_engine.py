@@ -308,3 +308,21 @@ def test_sizes_beyond_memory_are_refused_before_allocating(monkeypatch):
         GPPosteriorEngine(K, lam=1.0, representation="played")
     eng = GPPosteriorEngine(K, lam=1.0, representation="played", max_arms=20)
     assert eng._G.shape == (300, 20)
+
+
+def test_played_set_refactors_when_an_update_of_the_factor_fails(monkeypatch):
+    """If rounding makes a downdate (or a new row) of the Cholesky factor indefinite, the
+    engine refactors K_SS + Lambda from scratch: the posterior stays exact."""
+    rng = np.random.default_rng(4)
+    K = SquaredExponential(0.3)(rng.uniform(size=(30, 1)))
+    a = GPPosteriorEngine(K, lam=0.5, representation="arms", refresh_every=0)
+    b = GPPosteriorEngine(K, lam=0.5, representation="played", refresh_every=0)
+    monkeypatch.setattr(GPPosteriorEngine, "_downdate", lambda self, j, v: False)
+    for _ in range(150):
+        arm, y = int(rng.integers(30)), float(rng.normal())
+        s2 = float(rng.uniform(0.1, 2.0))
+        a.observe(arm, y, noise_var=s2)
+        b.observe(arm, y, noise_var=s2)
+    assert b.refactorizations > 0  # every repeated play went through the fallback
+    np.testing.assert_allclose(b.mean, a.mean, rtol=0, atol=1e-9 * np.abs(a.mean).max())
+    np.testing.assert_allclose(b.variance(), a.variance(), rtol=0, atol=1e-9)
