@@ -39,6 +39,7 @@ __all__ = [
     "Matern",
     "MAX_MATERN_NU",
     "EmpiricalKernel",
+    "LazyKernelMatrix",
     "make_kernel",
     "sqdist",
 ]
@@ -231,6 +232,79 @@ class EmpiricalKernel(Kernel):
 
     def params(self) -> dict[str, Any]:
         return {"description": self.description}
+
+
+class LazyKernelMatrix:
+    """The ``n x n`` kernel matrix of an analytic kernel over ``points``, never stored.
+
+    Large candidate sets (``n`` beyond :data:`hbo_envs.problem.DENSE_MAX_N`) keep their
+    kernel matrix in this form: blocks and columns are computed on demand from the kernel
+    and the points, in ``O(len(rows) len(cols) d)`` time and ``O(len(rows) len(cols))``
+    memory. ``np.asarray(lazy)`` builds the full matrix only if it fits
+    (:func:`hbo_envs.memory.check_memory`); otherwise it is refused with the estimated size.
+
+    >>> import numpy as np
+    >>> X = np.linspace(0, 1, 4)[:, None]
+    >>> Klazy = LazyKernelMatrix(SquaredExponential(0.5), X)
+    >>> K = SquaredExponential(0.5)(X)
+    >>> bool(np.array_equal(Klazy.block([0, 2], [1, 3]), K[[0, 2]][:, [1, 3]]))
+    True
+    >>> Klazy.shape, Klazy.diag()
+    ((4, 4), array([1., 1., 1., 1.]))
+    """
+
+    ndim = 2
+    dtype = np.dtype(float)
+
+    def __init__(self, kernel: Kernel, points: Any) -> None:
+        if not isinstance(kernel, Kernel) or not kernel.analytic:
+            raise ValueError(
+                f"LazyKernelMatrix needs an analytic kernel to compute blocks on demand; "
+                f"got {kernel!r}. Pass the dense kernel matrix instead."
+            )
+        pts = _as_points(points, "points")
+        pts.setflags(write=False)
+        self.kernel = kernel
+        self.points = pts
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        n = int(self.points.shape[0])
+        return (n, n)
+
+    def __len__(self) -> int:
+        return int(self.points.shape[0])
+
+    def block(self, rows: Any, cols: Any) -> np.ndarray:
+        """``K[rows][:, cols] = k(points[rows], points[cols])`` (index arrays or slices)."""
+        return self.kernel(self.points[rows], self.points[cols])
+
+    def columns(self, idx: Any) -> np.ndarray:
+        """``K[:, idx]``, shape ``(n, len(idx))``."""
+        return self.kernel(self.points, self.points[idx])
+
+    def diag(self) -> np.ndarray:
+        """``k(x_i, x_i)`` for every point, shape ``(n,)``."""
+        return self.kernel.diag(self.points)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        from hbo_envs.memory import check_memory
+
+        n = len(self)
+        check_memory(
+            "LazyKernelMatrix",
+            "n",
+            n,
+            8.0 * n * n,
+            "Use problem.kernel_block(rows, cols) / kernel_columns(idx) / kernel_diag() "
+            "instead of the dense matrix.",
+        )
+        K = self.kernel(self.points)
+        return K if dtype is None else K.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        n = len(self)
+        return f"LazyKernelMatrix({self.kernel!r}, n={n})"
 
 
 def make_kernel(spec: Kernel | str | dict[str, Any]) -> Kernel:

@@ -15,6 +15,16 @@
 - ``sup_f`` — ``max_x |f(x)|`` over the candidate set (Chowdhury–Gopalan's experiments
   set ``B = max|f|``; the ``"experiment"`` schedules use it).
 - ``C`` — the corruption budget known to the agent (``None``: no corruption or unknown).
+
+Kernel access. Agents read the kernel through :meth:`Problem.kernel_block`,
+:meth:`Problem.kernel_columns` and :meth:`Problem.kernel_diag`, which work in both forms
+of ``kernel_matrix``:
+
+- up to :data:`DENSE_MAX_N` arms it is the dense read-only ``(n, n)`` array (as it always
+  was: every env below that size builds it, so numbers stay bit for bit what they were);
+- beyond, envs with an analytic kernel pass a :class:`~hbo_envs.kernels.LazyKernelMatrix`:
+  blocks are computed on demand in ``O(rows x cols)`` memory, and ``np.asarray`` of it
+  builds the full matrix only if it fits in memory, else it is refused with the size.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.kernels import Kernel
+from hbo_envs.kernels import Kernel, LazyKernelMatrix
 from hbo_envs.validation import (
     MAX_HORIZON,
     as_readonly,
@@ -33,7 +43,13 @@ from hbo_envs.validation import (
     check_real,
 )
 
-__all__ = ["Problem"]
+__all__ = ["DENSE_MAX_N", "Problem"]
+
+DENSE_MAX_N = 8192
+"""Largest candidate set whose kernel matrix objectives and envs store densely (512 MB).
+
+Beyond it an analytic kernel's matrix is a :class:`~hbo_envs.kernels.LazyKernelMatrix`, and
+:class:`~agents.gp.engine.GPPosteriorEngine` works in the played-set representation."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,8 +60,10 @@ class Problem:
     ----------
     points : ndarray, shape (n, d), read-only
         The candidate set; action ``i`` plays ``points[i]``.
-    kernel_matrix : ndarray, shape (n, n), read-only
-        ``K[i, j] = k(points[i], points[j])``; ``K[i, i] <= 1``.
+    kernel_matrix : ndarray, shape (n, n), read-only, or LazyKernelMatrix
+        ``K[i, j] = k(points[i], points[j])``; ``K[i, i] <= 1``. Dense up to
+        :data:`DENSE_MAX_N` arms, on demand beyond (see the module docstring); read it
+        through :meth:`kernel_block`, :meth:`kernel_columns`, :meth:`kernel_diag`.
     kernel : Kernel
         The kernel object (``kernel.analytic`` is False for data-derived kernels).
     B, alpha, v, nu, sup_f : float
@@ -65,7 +83,7 @@ class Problem:
     """
 
     points: np.ndarray
-    kernel_matrix: np.ndarray
+    kernel_matrix: np.ndarray | LazyKernelMatrix
     kernel: Kernel
     B: float
     alpha: float
@@ -83,7 +101,8 @@ class Problem:
         pts = np.asarray(self.points, dtype=float)
         if pts.ndim == 1:
             pts = pts[:, None]
-        K = np.asarray(self.kernel_matrix, dtype=float)
+        lazy = isinstance(self.kernel_matrix, LazyKernelMatrix)
+        K = self.kernel_matrix if lazy else np.asarray(self.kernel_matrix, dtype=float)
         n = pts.shape[0]
         if K.shape != (n, n):
             raise ValueError(
@@ -91,10 +110,16 @@ class Problem:
             )
         # No Problem with a non-finite constant is ever published: an overflow (a noise
         # scale of 1e200, a lengthscale of 1e-300) is refused here for every env, however
-        # it was built, instead of reaching an agent as B = nan.
+        # it was built, instead of reaching an agent as B = nan. (A lazy matrix: its
+        # diagonal and first row stand for the entries, computed by the same formula.)
         check_finite_constants(
             "Problem",
-            {"points": pts, "kernel_matrix": K},
+            {
+                "points": pts,
+                "kernel_matrix": np.concatenate([K.diag(), K.block([0], slice(None))[0]])
+                if lazy
+                else K,
+            },
             "a NaN or infinite entry means a kernel or objective parameter is out of range",
         )
         check_finite_constants(
@@ -113,7 +138,7 @@ class Problem:
             "objective parameter is out of the range that works",
         )
         object.__setattr__(self, "points", as_readonly(pts))
-        object.__setattr__(self, "kernel_matrix", as_readonly(K))
+        object.__setattr__(self, "kernel_matrix", K if lazy else as_readonly(K))
         if not 0 < self.alpha <= 1:
             raise ValueError(f"Problem.alpha must be in (0, 1]; got {self.alpha!r}.")
         for name in ("B", "v", "nu", "sup_f", "noise_scale", "kernel_jitter"):
@@ -136,6 +161,44 @@ class Problem:
     def dim(self) -> int:
         """Dimension ``d`` of the points."""
         return int(self.points.shape[1])
+
+    @property
+    def kernel_is_lazy(self) -> bool:
+        """Whether ``kernel_matrix`` is computed on demand (large ``n``), not stored."""
+        return isinstance(self.kernel_matrix, LazyKernelMatrix)
+
+    def kernel_block(self, rows: Any, cols: Any) -> np.ndarray:
+        """``K[rows][:, cols]``, shape ``(len(rows), len(cols))`` (index arrays or slices),
+        without forming ``K`` when it is lazy.
+
+        >>> import numpy as np
+        >>> from hbo_envs.kernels import SquaredExponential
+        >>> X = np.array([[0.0], [1.0], [2.0]])
+        >>> p = Problem(X, SquaredExponential(1.0)(X), SquaredExponential(1.0), B=1.0,
+        ...             alpha=1.0, v=2.0, nu=1.0, sup_f=1.0, horizon=10)
+        >>> np.round(p.kernel_block([0], [1, 2]), 4)
+        array([[0.6065, 0.1353]])
+        """
+        K = self.kernel_matrix
+        if isinstance(K, LazyKernelMatrix):
+            return K.block(rows, cols)
+        if isinstance(rows, slice) or isinstance(cols, slice):
+            return np.array(K[rows][:, cols])
+        return K[np.ix_(np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp))]
+
+    def kernel_columns(self, idx: Any) -> np.ndarray:
+        """``K[:, idx]``, shape ``(n, len(idx))``: the kernel between every arm and ``idx``."""
+        K = self.kernel_matrix
+        if isinstance(K, LazyKernelMatrix):
+            return K.columns(idx)
+        return K[:, np.asarray(idx, dtype=np.intp)]
+
+    def kernel_diag(self) -> np.ndarray:
+        """``k(x_i, x_i)`` for every arm, shape ``(n,)`` (a new array)."""
+        K = self.kernel_matrix
+        if isinstance(K, LazyKernelMatrix):
+            return K.diag()
+        return np.diagonal(K).copy()
 
     def replace(self, **changes: Any) -> Problem:
         """A copy with some fields changed (e.g. a different ``horizon``)."""

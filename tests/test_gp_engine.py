@@ -157,3 +157,172 @@ def test_bad_inputs_are_refused():
     eng = GPPosteriorEngine(K3, lam=1.0, n_outputs=2)
     with pytest.raises(ValueError, match="2 reward"):
         eng.observe(0, 1.0)
+
+
+# ---------------------------------------------------------------- played-set representation
+def naive_hetero_posterior(K, arms, Y, noise):
+    """The heteroscedastic posterior by a t x t solve: mu = k_t^T (K_t + N)^{-1} Y,
+    sigma^2 = k(x,x) - k_t^T (K_t + N)^{-1} k_t, gamma = 1/2 ln det(I + N^{-1/2} K_t N^{-1/2})."""
+    arms = np.asarray(arms, dtype=int)
+    Y = np.asarray(Y, dtype=float).reshape(len(arms), -1)
+    N = np.diag(np.asarray(noise, dtype=float))
+    Kt = K[np.ix_(arms, arms)]
+    kt = K[:, arms]
+    W = np.linalg.solve(Kt + N, kt.T)
+    mean = W.T @ Y
+    var = np.diag(K) - np.einsum("ij,ji->i", kt, W)
+    s = 1.0 / np.sqrt(np.diag(N))
+    gamma = 0.5 * np.linalg.slogdet(np.eye(len(arms)) + s[:, None] * Kt * s[None, :])[1]
+    return mean, var, gamma
+
+
+@pytest.mark.parametrize("rep", ["arms", "played"])
+def test_hand_computed_heteroscedastic_posterior(rep):
+    # Arms 0 and 2 uncorrelated, lambda = 1; noise 0.5 at arm 0, the default 1 at arm 2.
+    eng = GPPosteriorEngine(K3, lam=1.0, representation=rep)
+    eng.observe(0, 1.0, noise_var=0.5)
+    eng.observe(2, -1.0)
+    # K_t + N = diag(1.5, 2): mu = k(x, x0) / 1.5 - k(x, x2) / 2.
+    np.testing.assert_allclose(eng.mean[:, 0], [2 / 3, 1 / 12, -0.5], rtol=1e-14)
+    np.testing.assert_allclose(eng.variance(), [1 / 3, 17 / 24, 0.5], rtol=1e-14)
+    assert eng.info_gain == pytest.approx(0.5 * math.log(3.0 * 2.0), rel=1e-14)
+    eng.observe(0, 3.0, noise_var=2.0)
+    # Arm 0: precision 1/0.5 + 1/2 = 2.5 (effective noise 0.4), weighted mean
+    # (1/0.5 + 3/2) / 2.5 = 1.4: mu(x0) = 1.4 / 1.4 = 1, mu(x1) = 0.5 - 0.25.
+    np.testing.assert_allclose(eng.mean[:, 0], [1.0, 0.25, -0.5], rtol=1e-14)
+    np.testing.assert_allclose(eng.variance(), [2 / 7, 39 / 56, 0.5], rtol=1e-14)
+    # det(I + K_SS P) with P = diag(2.5, 1), K_SS = I: 3.5 * 2.
+    assert eng.info_gain == pytest.approx(0.5 * math.log(7.0), rel=1e-14)
+    np.testing.assert_allclose(eng.precision, [2.5, 0.0, 1.0])  # lambda sum 1/s2
+    np.testing.assert_allclose(eng.sums[:, 0], [3.5, 0.0, -1.0])  # lambda sum y/s2
+    assert list(eng.counts) == [2, 0, 1]
+    mean, _, gamma = eng.rederive()
+    np.testing.assert_allclose(mean[:, 0], [1.0, 0.25, -0.5], rtol=1e-13)
+    assert gamma == pytest.approx(0.5 * math.log(7.0), rel=1e-13)
+
+
+@pytest.mark.parametrize("lam", [1.0, 0.05])
+def test_played_set_equals_arm_space_and_naive_heteroscedastic(lam):
+    """Both representations against each other and the t x t solve: mean, variance,
+    information gain, gain() and covariance columns, with repeats, several reward
+    sequences, per-observation noise and a played-set block that has to grow."""
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(60, 2))
+    K = SquaredExponential(0.3)(X)  # numerically singular: the downdates are stressed
+    arms_eng = GPPosteriorEngine(K, lam=lam, n_outputs=2, refresh_every=0, representation="arms")
+    played = GPPosteriorEngine(
+        K, lam=lam, n_outputs=2, refresh_every=0, representation="played", max_arms=3
+    )
+    assert played.representation == "played" and arms_eng.representation == "arms"
+    arms, Y, noise = [], [], []
+    for t in range(240):
+        a = int(rng.integers(10)) if t % 4 else int(rng.integers(60))
+        y = rng.standard_t(2.0, size=2)
+        s2 = float(rng.uniform(0.05, 3.0)) if t % 3 == 0 else None
+        arms.append(a)
+        Y.append(y)
+        noise.append(lam if s2 is None else s2)
+        arms_eng.observe(a, y, noise_var=s2)
+        played.observe(a, y, noise_var=s2)
+        if t in (40, 239):
+            mean, var, gamma = naive_hetero_posterior(K, arms, Y, noise)
+            scale = np.abs(mean).max()
+            for eng in (arms_eng, played):
+                np.testing.assert_allclose(eng.mean, mean, rtol=0, atol=1e-9 * scale)
+                np.testing.assert_allclose(eng.variance(), var, rtol=0, atol=1e-9)
+                assert eng.info_gain == pytest.approx(gamma, rel=1e-9)
+    for arm in (arms[-1], 59, 0):
+        np.testing.assert_allclose(played.gain(arm), arms_eng.gain(arm), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        played.covariance_columns([3, 50]), arms_eng.cov[:, [3, 50]], rtol=0, atol=1e-9
+    )
+    assert sorted(played.played.tolist()) == arms_eng.played.tolist()
+    # Re-derivation from (precision, sums) in the played set: the variance diagonal.
+    mean_r, var_r, gamma_r = played.rederive()
+    np.testing.assert_allclose(mean_r, played.mean, rtol=0, atol=1e-9 * np.abs(mean_r).max())
+    np.testing.assert_allclose(var_r, played.variance(), rtol=0, atol=1e-9)
+    assert gamma_r == pytest.approx(played.info_gain, rel=1e-9)
+
+
+def test_played_set_refresh_and_long_run_stay_exact():
+    """2000 rounds of mostly repeated plays (rank-one downdates of the factor every
+    round), with periodic refresh: still equal to the arm-space engine."""
+    rng = np.random.default_rng(2)
+    K = SquaredExponential(0.2)(np.linspace(0, 1, 40)[:, None])
+    a = GPPosteriorEngine(K, lam=1.0, representation="arms", refresh_every=0)
+    b = GPPosteriorEngine(K, lam=1.0, representation="played", refresh_every=333)
+    for _ in range(2000):
+        arm = int(rng.integers(12, 16)) if rng.random() < 0.9 else int(rng.integers(40))
+        y = 10.0 * float(rng.standard_t(1.5))
+        a.observe(arm, y)
+        b.observe(arm, y)
+    scale = np.abs(a.mean).max()
+    np.testing.assert_allclose(b.mean, a.mean, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(b.variance(), a.variance(), rtol=0, atol=1e-9)
+    assert b.info_gain == pytest.approx(a.info_gain, rel=1e-9)
+
+
+def test_auto_representation_is_chosen_by_n():
+    from agents.gp.engine import ARM_SPACE_MAX_N
+
+    small = GPPosteriorEngine(K3, lam=1.0)
+    assert small.representation == "arms" and hasattr(small, "cov")
+    n = ARM_SPACE_MAX_N + 1
+    X = np.linspace(0.0, 1.0, n)[:, None]
+    from hbo_envs.kernels import LazyKernelMatrix
+    from hbo_envs.problem import Problem
+
+    k = SquaredExponential(0.1)
+    p = Problem(
+        X, LazyKernelMatrix(k, X), k, B=1.0, alpha=1.0, v=2.0, nu=1.0, sup_f=1.0, horizon=50
+    )
+    big = GPPosteriorEngine(p, lam=1.0)
+    assert big.representation == "played" and not hasattr(big, "cov")
+    assert big._G.shape == (n, 50)  # |S| <= horizon columns reserved
+    big.observe(n // 2, 1.0)
+    # One observation at x_a: mu(x) = k(x, x_a) y / (1 + 1), sigma^2 = 1 - k(x, x_a)^2 / 2.
+    kcol = k(X, X[[n // 2]])[:, 0]
+    np.testing.assert_allclose(big.mean[:, 0], kcol / 2.0, rtol=1e-14)
+    np.testing.assert_allclose(big.variance(), 1.0 - kcol**2 / 2.0, rtol=1e-14)
+
+
+def test_bad_representation_and_noise_var_are_refused():
+    with pytest.raises(ValueError, match="representation.*'auto', 'arms', 'played'.*'dense'"):
+        GPPosteriorEngine(K3, lam=1.0, representation="dense")
+    for rep in ("arms", "played"):
+        eng = GPPosteriorEngine(K3, lam=1.0, representation=rep)
+        for bad in (0.0, -1.0, math.nan, math.inf, "x"):
+            with pytest.raises(ValueError, match="noise_var"):
+                eng.observe(0, 1.0, noise_var=bad)
+        assert eng.t == 0 and np.all(eng.mean == 0)  # nothing changed
+
+
+def test_sizes_beyond_memory_are_refused_before_allocating(monkeypatch):
+    from hbo_envs.memory import MemoryLimitError
+
+    monkeypatch.setenv("HBO_MEMORY_LIMIT", str(10**6))  # 1 MB
+    K = SquaredExponential(0.2)(np.linspace(0, 1, 300)[:, None])  # arm space: 2 x 720 kB
+    with pytest.raises(MemoryLimitError, match=r"n=300 needs an estimated 1\.4 MB.*played"):
+        GPPosteriorEngine(K, lam=1.0, representation="arms")
+    with pytest.raises(MemoryLimitError, match=r"max_arms=300 needs an estimated"):
+        GPPosteriorEngine(K, lam=1.0, representation="played")
+    eng = GPPosteriorEngine(K, lam=1.0, representation="played", max_arms=20)
+    assert eng._G.shape == (300, 20)
+
+
+def test_played_set_refactors_when_an_update_of_the_factor_fails(monkeypatch):
+    """If rounding makes a downdate (or a new row) of the Cholesky factor indefinite, the
+    engine refactors K_SS + Lambda from scratch: the posterior stays exact."""
+    rng = np.random.default_rng(4)
+    K = SquaredExponential(0.3)(rng.uniform(size=(30, 1)))
+    a = GPPosteriorEngine(K, lam=0.5, representation="arms", refresh_every=0)
+    b = GPPosteriorEngine(K, lam=0.5, representation="played", refresh_every=0)
+    monkeypatch.setattr(GPPosteriorEngine, "_downdate", lambda self, j, v: False)
+    for _ in range(150):
+        arm, y = int(rng.integers(30)), float(rng.normal())
+        s2 = float(rng.uniform(0.1, 2.0))
+        a.observe(arm, y, noise_var=s2)
+        b.observe(arm, y, noise_var=s2)
+    assert b.refactorizations > 0  # every repeated play went through the fallback
+    np.testing.assert_allclose(b.mean, a.mean, rtol=0, atol=1e-9 * np.abs(a.mean).max())
+    np.testing.assert_allclose(b.variance(), a.variance(), rtol=0, atol=1e-9)

@@ -122,8 +122,8 @@ class FastSlowGPUCB(GPUCBAgent):
         self.log5_ = math.log(5.0 / self.delta_)
         # Line 4: P(A_t = S) = min{1, 1/C} (= 1 when C <= 1, including C = 0).
         self.p_slow_ = 1.0 if self.C_ <= 1.0 else 1.0 / self.C_
-        K, lam = problem.kernel_matrix, self.lam_
-        eng_f, eng_s = GPPosteriorEngine(K, lam), GPPosteriorEngine(K, lam)
+        lam = self.lam_
+        eng_f, eng_s = GPPosteriorEngine(problem, lam), GPPosteriorEngine(problem, lam)
         # eq. (26): 3 + B_0 ln(5/delta) ("theory"), 1 ("experiment"; see the function).
         slow_extra = (
             observed_corruption_bound(self.schedule_, self.B0_, self.log5_)

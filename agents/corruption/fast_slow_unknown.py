@@ -137,7 +137,7 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         self.thresholds_ = layer_thresholds(self.L_)
         self.layers_: list[ConfidenceInstance] = []
         for _ in range(self.L_):
-            eng = GPPosteriorEngine(problem.kernel_matrix, self.lam_)
+            eng = GPPosteriorEngine(problem, self.lam_)
             self.layers_.append(
                 ConfidenceInstance(
                     eng, Schedule.resolve(owner, "beta", self.beta, self._beta35(eng)), self.alpha_

@@ -148,8 +148,10 @@ class GPUCBAgent:
     def _make_engine(self, problem: Any) -> Any:
         """The posterior state: an exact :class:`GPPosteriorEngine` (an agent whose
         posterior is not the exact GP one, e.g. ATA-GP-UCB, returns its own object with
-        the same ``std()`` query)."""
-        return GPPosteriorEngine(problem.kernel_matrix, self.lam_, n_outputs=self._n_outputs())
+        the same ``std()`` query). The engine reads the kernel through the problem's
+        accessors and picks its representation by ``n`` (arm space up to 8192 arms, the
+        played set beyond), so no ``n x n`` array exists for a large problem."""
+        return GPPosteriorEngine(problem, self.lam_, n_outputs=self._n_outputs())
 
     def _estimate(self) -> np.ndarray:
         return self.engine_.mean[:, 0]

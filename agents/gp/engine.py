@@ -48,6 +48,37 @@ The mean is linear in the rewards, so several reward sequences share one covaria
 TGP-UCB feeds truncated rewards, MoM-GP-UCB feeds its ``ell`` replicate sequences as
 ``r = ell`` columns.
 
+**Two representations, one engine** (``representation="auto"`` picks by ``n``):
+
+- ``"arms"`` (``n <= DENSE_MAX_N = 8192``): the ``n x n`` covariance above; a round costs
+  ``O(n^2)`` whatever ``t`` is, which is cheapest while ``n`` is a few thousand.
+- ``"played"`` (larger ``n``): the posterior is kept through the played set ``S`` (the
+  distinct arms observed): the cross-kernel block ``G = K[:, S]`` (``n x |S|``, grown by
+  one column per new arm) and the lower Cholesky factor ``L`` of
+  ``A = K_SS + Lambda`` (grown by one row per new arm), where ``Lambda = diag(lambda /
+  precision_S)`` is the per-arm effective noise (``lambda / n_i`` by default). A repeated
+  play at arm ``i`` lowers ``Lambda_ii``: a rank-one Cholesky *downdate* of ``L``,
+  ``O(|S|^2)``. Each round the covariance column of the arm played is computed afresh::
+
+      c = Sigma_{t-1}[:, a] = K[:, a] - G A^{-1} K[S, a]            # one dgemv, 2 n |S|
+
+  and the means and the variance diagonal get the same rank-one update as above
+  (``var -= c^2 / (lambda + c[a])``). Memory ``O(n |S|)``, never ``n x n``; a round costs
+  about ``2 n |S|`` flops plus ``O(n + |S|^2)``. The kernel is read through the problem's
+  :meth:`~hbo_envs.problem.Problem.kernel_columns` / ``kernel_block`` / ``kernel_diag``,
+  so a problem with a lazy kernel matrix is never made dense. (Computing ``c`` from the
+  factor instead of keeping ``Sigma[:, S]`` up to date is what makes this stable: the
+  identity ``Sigma[:, S] = G A^{-1} Lambda`` would amplify rounding by ``Lambda^{-1}``.)
+  Both representations give the same posterior (to ~1e-12; tested to 1e-9).
+
+**Per-observation noise.** ``observe(arm, y, noise_var=s2)`` conditions on an observation
+with noise variance ``s2`` instead of ``lambda`` (heteroscedastic GP, e.g. RCGP-UCB's
+weighted likelihood): the update uses ``s2 + Sigma[a, a]``, the information gain grows by
+``(1/2) ln(1 + sigma^2(x_t) / s2)``, and the sufficient statistics become
+``precision_i = lambda sum_j 1/s2_ij`` (the count ``n_i`` when every ``s2 = lambda``) and
+``sums_i = lambda sum_j y_ij / s2_ij``, with which the re-derivation above holds unchanged
+(``D = diag(precision_S)``).
+
 >>> import numpy as np
 >>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
 >>> eng = GPPosteriorEngine(K, lam=1.0)
@@ -69,7 +100,19 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
 
-__all__ = ["GPPosteriorEngine"]
+from hbo_envs.memory import check_memory
+from hbo_envs.problem import DENSE_MAX_N
+from hbo_envs.validation import check_choice, check_int, check_real
+
+__all__ = ["ARM_SPACE_MAX_N", "GPPosteriorEngine", "REPRESENTATIONS"]
+
+#: Largest ``n`` for which ``representation="auto"`` keeps the ``n x n`` covariance
+#: (every registered env today, Park–Lee's 5000-arm 5D Griewank included, so their
+#: numbers are unchanged).
+ARM_SPACE_MAX_N = DENSE_MAX_N
+
+#: The two representations (and ``"auto"``, which picks by ``n``).
+REPRESENTATIONS = ("auto", "arms", "played")
 
 #: Largest ``rows x cols`` block handed to one BLAS ``dger`` call. OpenBLAS runs ``dger``
 #: single-threaded up to 8192 elements; a rank-one update is memory-bound, and threading
@@ -90,13 +133,40 @@ def _rank1_update(A: np.ndarray, alpha: float, x: np.ndarray, y: np.ndarray, blo
         blas.dger(alpha, x, y[j0:j1], a=A[:, j0:j1], overwrite_a=1)
 
 
+class _DenseKernel:
+    """Kernel access (``kernel_columns`` / ``kernel_block`` / ``kernel_diag``) over a
+    dense matrix, the same interface :class:`~hbo_envs.problem.Problem` offers."""
+
+    def __init__(self, K: np.ndarray) -> None:
+        self.K = K
+
+    def kernel_columns(self, idx: Any) -> np.ndarray:
+        return self.K[:, np.asarray(idx, dtype=np.intp)]
+
+    def kernel_block(self, rows: Any, cols: Any) -> np.ndarray:
+        return self.K[np.ix_(np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp))]
+
+    def kernel_diag(self) -> np.ndarray:
+        return np.diagonal(self.K).copy()
+
+
+def _check_dense(K: np.ndarray) -> None:
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"kernel_matrix must be square; got shape {K.shape}.")
+    if not np.all(np.isfinite(K)):
+        raise ValueError("kernel_matrix contains NaN or infinite entries.")
+
+
 class GPPosteriorEngine:
-    """Exact GP posterior over a finite candidate set, updated in O(n^2) per observation.
+    """Exact GP posterior over a finite candidate set, at a round cost flat in ``t``.
 
     Parameters
     ----------
-    kernel_matrix : array, shape (n, n)
-        Prior covariance ``K`` over the candidate set (symmetric positive semi-definite).
+    kernel_matrix : array (n, n), or a Problem
+        Prior covariance ``K`` over the candidate set (symmetric positive semi-definite),
+        or a :class:`~hbo_envs.problem.Problem`, whose kernel is then read through its
+        ``kernel_columns`` / ``kernel_block`` / ``kernel_diag`` accessors (required for a
+        problem whose kernel matrix is lazy) and whose ``horizon`` bounds ``|S|``.
     lam : float
         The regularisation / noise variance ``lambda > 0`` of ``(K_t + lambda I)``.
     n_outputs : int
@@ -106,21 +176,40 @@ class GPPosteriorEngine:
         (``None``: every 10^5; ``0``: never, pure incremental updates). The
         incremental updates alone stay accurate over 10^5 rounds (tested), so the refresh is
         a safeguard for very long runs whose amortised cost is well under 1% of a round.
+    representation : {"auto", "arms", "played"}
+        ``"arms"``: the ``n x n`` covariance (``O(n^2)`` a round and in memory);
+        ``"played"``: the played-set columns (``O(n |S|)``); ``"auto"`` (default):
+        ``"arms"`` when ``n <= ARM_SPACE_MAX_N`` (8192), else ``"played"``.
+    max_arms : int or None
+        Largest number of distinct arms expected (the played-set block is reserved for
+        ``min(n, max_arms)`` columns and grows if more arrive). Default: the problem's
+        ``horizon``, or ``n``.
+
+    Either representation is refused before allocating, with its estimated size, when it
+    does not fit in memory (:func:`hbo_envs.memory.check_memory`).
 
     Attributes
     ----------
     mean : ndarray, shape (n, r)
         Posterior means ``mu_t`` of the ``r`` reward sequences at every arm.
-    cov : ndarray, shape (n, n), Fortran order
-        Posterior covariance ``Sigma_t``.
+    cov : ndarray, shape (n, n), Fortran order (``"arms"`` only)
+        Posterior covariance ``Sigma_t``. In both representations
+        :meth:`covariance_columns` gives ``Sigma_t[:, idx]``.
     counts : ndarray of int, shape (n,)
         Number of observations at each arm.
+    precision : ndarray, shape (n,)
+        ``lambda sum_j 1 / s2_ij`` over the observations at each arm (equals ``counts``
+        when every observation has the default noise ``lambda``).
     sums : ndarray, shape (n, r)
-        Sum of the observed (transformed) rewards at each arm, per sequence.
+        ``lambda sum_j y_ij / s2_ij`` at each arm, per sequence (the plain reward sums
+        with the default noise).
     t : int
         Number of observations so far.
     info_gain : float
-        Realized information gain ``(1/2) ln det(I_t + lambda^{-1} K_t)``.
+        Realized information gain ``(1/2) ln det(I_t + N_t^{-1/2} K_t N_t^{-1/2})``
+        (``N_t = lambda I`` with the default noise).
+    representation : str
+        ``"arms"`` or ``"played"``.
     """
 
     def __init__(
@@ -129,36 +218,97 @@ class GPPosteriorEngine:
         lam: float,
         n_outputs: int = 1,
         refresh_every: int | None = None,
+        *,
+        representation: str = "auto",
+        max_arms: int | None = None,
     ) -> None:
-        K = np.array(kernel_matrix, dtype=float, order="F", copy=True)
-        if K.ndim != 2 or K.shape[0] != K.shape[1]:
-            raise ValueError(f"kernel_matrix must be square; got shape {K.shape}.")
-        if not np.all(np.isfinite(K)):
-            raise ValueError("kernel_matrix contains NaN or infinite entries.")
+        owner = "GPPosteriorEngine"
+        representation = check_choice(owner, "representation", representation, REPRESENTATIONS)
         if not (math.isfinite(lam) and lam > 0):
             raise ValueError(f"lam must be a finite positive number; got {lam!r}.")
-        n = K.shape[0]
-        K.setflags(write=False)
-        self.K = K
+        source: Any
+        if hasattr(kernel_matrix, "kernel_columns") and hasattr(kernel_matrix, "points"):
+            source = kernel_matrix  # a Problem: kernel blocks on demand
+            n = int(source.n)
+            horizon = getattr(source, "horizon", None)
+        else:
+            # A dense matrix, or a problem-like object that only has ``kernel_matrix``.
+            dense = np.asarray(getattr(kernel_matrix, "kernel_matrix", kernel_matrix), dtype=float)
+            _check_dense(dense)
+            source = None
+            n = dense.shape[0]
+            horizon = None
+        if representation == "auto":
+            representation = "arms" if n <= ARM_SPACE_MAX_N else "played"
+        self.representation = representation
         self.n = n
         self.lam = float(lam)
-        self.r = int(n_outputs)
+        self.r = check_int(owner, "n_outputs", n_outputs, 1, None)
         self.refresh_every = 100_000 if refresh_every is None else int(refresh_every)
-        self._cov_blocks = _column_blocks(n, n)
-        self._mean_blocks = _column_blocks(n, self.r)
-        self.cov = np.array(K, order="F", copy=True)
-        self.mean = np.zeros((n, self.r), order="F")
         self.counts = np.zeros(n, dtype=np.int64)
-        self.sums = np.zeros((n, self.r))
+        self.precision = np.zeros(n)
         self.t = 0
         self.info_gain = 0.0
         self._since_refresh = 0
         self._std: np.ndarray | None = None
+        self._mean_blocks = _column_blocks(n, self.r)
+        check_memory(owner, "n_outputs", self.r, 16.0 * n * self.r, "Use fewer reward sequences.")
+        if representation == "arms":
+            check_memory(
+                owner,
+                "n",
+                n,
+                8.0 * n * n * (2 if source is None else 3),
+                "Use representation='played' (memory O(n |S|)).",
+            )
+            if source is not None:
+                K = np.array(source.kernel_matrix, dtype=float, order="F", copy=True)
+                _check_dense(K)
+            else:
+                K = np.array(dense, dtype=float, order="F", copy=True)
+            K.setflags(write=False)
+            self.K = K
+            self._source: Any = _DenseKernel(K)
+            self._cov_blocks = _column_blocks(n, n)
+            self.cov = np.array(K, order="F", copy=True)
+        else:
+            self._source = _DenseKernel(dense) if source is None else source
+            if max_arms is None:
+                max_arms = n if horizon is None else int(horizon)
+            cap = min(n, check_int(owner, "max_arms", max_arms, 1, None))
+            self._check_played_memory(cap)
+            self._G = np.empty((n, cap), order="F")  # K[:, S]; pages touched per column
+            self._KSS = np.empty((cap, cap), order="F")  # K[S, S]
+            self._L = np.zeros((cap, cap), order="F")  # lower Cholesky of K_SS + Lambda
+            self._S = np.empty(cap, dtype=np.intp)
+            self._col = np.full(n, -1, dtype=np.intp)
+            self.m = 0
+            self.refactorizations = 0
+            self._pending_lambda: tuple[int, float] | None = None
+            self._kcol: tuple[int, np.ndarray] | None = None
+            self._last_column: tuple[int, int, np.ndarray] | None = None
+            self._kdiag = np.asarray(self._source.kernel_diag(), dtype=float)
+            self._var = self._kdiag.copy()
+        self.mean = np.zeros((n, self.r), order="F")
+        self.sums = np.zeros((n, self.r))
+
+    def _check_played_memory(self, cap: int) -> None:
+        n = self.n
+        check_memory(
+            "GPPosteriorEngine",
+            "max_arms",
+            cap,
+            8.0 * n * (cap + 2 * self.r + 6) + 24.0 * cap * cap,
+            f"The played-set representation keeps the n x |S| block K[:, S] (n = {n}); use a "
+            "shorter horizon (|S| <= horizon) or fewer arms.",
+        )
 
     # ------------------------------------------------------------------ queries
     def variance(self) -> np.ndarray:
         """Posterior variances ``sigma_t^2`` at every arm (clipped at 0), shape (n,)."""
-        return np.maximum(np.diagonal(self.cov), 0.0)
+        if self.representation == "arms":
+            return np.maximum(np.diagonal(self.cov), 0.0)
+        return np.maximum(self._var, 0.0)
 
     def std(self) -> np.ndarray:
         """Posterior standard deviations ``sigma_t`` at every arm, shape (n,) (read-only;
@@ -168,6 +318,51 @@ class GPPosteriorEngine:
             sd.setflags(write=False)
             self._std = sd
         return self._std
+
+    @property
+    def played(self) -> np.ndarray:
+        """The distinct arms observed so far (``"played"``: in order of first play)."""
+        if self.representation == "arms":
+            return np.flatnonzero(self.counts)
+        return self._S[: self.m].copy()
+
+    def _column(self, arm: int) -> np.ndarray:
+        """``Sigma_t[:, arm]`` as a new array (``"played"``: ``K[:, a] - G A^{-1} K[S, a]``,
+        ``O(n |S| + |S|^2)``)."""
+        if self.representation == "arms":
+            return self.cov[:, arm].copy()
+        last = self._last_column
+        if last is not None and last[0] == arm and last[1] == self.t:
+            return last[2].copy()  # e.g. gain(arm) then observe(arm): one dgemv, not two
+        m = self.m
+        j = self._col[arm]
+        if j >= 0:
+            c = self._G[:, j].copy()
+            kS = self._KSS[:m, j]
+        else:
+            cached = self._kcol
+            if cached is not None and cached[0] == arm:
+                kcol = cached[1]
+            else:
+                kcol = np.array(self._source.kernel_columns([arm])[:, 0], dtype=float)
+                self._kcol = (arm, kcol)  # observe() stores it in G: computed once
+            c = kcol.copy()
+            kS = c[self._S[:m]]
+        if m:
+            L = self._L[:m, :m]
+            w = linalg.solve_triangular(L, kS, lower=True, check_finite=False)
+            w = linalg.solve_triangular(L, w, lower=True, trans="T", check_finite=False)
+            c -= self._G[:, :m] @ w
+        self._last_column = (arm, self.t, c.copy())
+        return c
+
+    def covariance_columns(self, idx: Any) -> np.ndarray:
+        """``Sigma_t[:, idx]``, shape ``(n, len(idx))``, in either representation."""
+        idx = np.atleast_1d(np.asarray(idx, dtype=np.intp))
+        out = np.empty((self.n, idx.size))
+        for k, a in enumerate(idx.tolist()):
+            out[:, k] = self._column(a)
+        return out
 
     def gain(self, arm: int) -> np.ndarray:
         """Gain ``Sigma_t[:, a] / (lambda + Sigma_t[a, a])`` of a new observation at ``arm``.
@@ -179,64 +374,213 @@ class GPPosteriorEngine:
         ``j`` then has weight ``g[j]`` in the posterior mean at ``arm`` (symmetry of
         ``Sigma``), which gives Park–Lee's threshold without a ``t x t`` solve.
         """
-        c = self.cov[:, arm]
-        return c / (self.lam + c[arm])
+        if self.representation == "arms":
+            c = self.cov[:, arm]
+            return c / (self.lam + c[arm])
+        c = self._column(arm)
+        c /= self.lam + c[arm]
+        return c
 
     # ------------------------------------------------------------------ updates
-    def observe(self, arm: int, y: Any) -> None:
-        """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,))."""
-        cov = self.cov
+    def observe(self, arm: int, y: Any, *, noise_var: float | None = None) -> None:
+        """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,)).
+
+        ``noise_var``: the observation's noise variance ``s2 > 0`` (``None``: ``lambda``).
+        """
+        if noise_var is None:
+            noise = self.lam
+        else:
+            noise = check_real("GPPosteriorEngine", "noise_var", noise_var, 0.0, None, "neither")
         self._std = None
-        c = cov[:, arm].copy()
+        if self.representation == "arms":
+            c = self.cov[:, arm].copy()
+        else:
+            c = self._column(arm)
         s_aa = float(c[arm])
-        denom = self.lam + s_aa
-        # Information gain increment (1/2) ln(1 + sigma_{t-1}^2(x_t) / lambda).
-        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / self.lam)
-        # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (lambda + Sigma[a, a]).
+        denom = noise + s_aa
+        # Information gain increment (1/2) ln(1 + sigma_{t-1}^2(x_t) / s2).
+        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / noise)
+        # Sufficient statistics: precision lambda/s2 (1 by default), target lambda y/s2.
+        weight = 1.0 if noise_var is None else self.lam / noise
+        # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (s2 + Sigma[a, a]).
         if self.r == 1 and np.ndim(y) == 0:
             y = float(y)
             m = self.mean[:, 0]  # a view (the mean is (n, 1))
             m += c * ((y - m[arm]) / denom)
-            self.sums[arm, 0] += y
+            self.sums[arm, 0] += y if noise_var is None else weight * y
         else:
             y = np.asarray(y, dtype=float).reshape(-1)
             if y.shape[0] != self.r:
                 raise ValueError(f"expected {self.r} reward value(s); got {y.shape[0]}.")
             resid = (y - self.mean[arm]) / denom
             _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
-            self.sums[arm] += y
-        # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (lambda + Sigma[a, a]).
-        _rank1_update(cov, -1.0 / denom, c, c, self._cov_blocks)
+            self.sums[arm] += y if noise_var is None else weight * y
+        # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (s2 + Sigma[a, a]).
+        if self.representation == "arms":
+            _rank1_update(self.cov, -1.0 / denom, c, c, self._cov_blocks)
+        else:
+            self._denom, self._weight = denom, weight
+            self._played_update(arm, c)
         self.counts[arm] += 1
+        self.precision[arm] += weight
         self.t += 1
         self._since_refresh += 1
         if self.refresh_every and self._since_refresh >= self.refresh_every:
             self.refresh()
 
+    def _played_update(self, arm: int, c: np.ndarray) -> None:
+        """Grow or downdate the factor of ``A = K_SS + Lambda`` and the variance diagonal.
+
+        Called before ``precision[arm]`` is incremented; ``c = Sigma_{t-1}[:, arm]``.
+        """
+        self._var -= c * c / (self._denom)
+        m = self.m
+        j = self._col[arm]
+        lam_new = self.lam / (self.precision[arm] + self._weight)  # Lambda_aa after
+        if j < 0:  # a new arm: G, K_SS and L grow by one column / row
+            if m == self._G.shape[1]:
+                self._grow()
+            cached = self._kcol
+            kcol = (
+                cached[1]
+                if cached is not None and cached[0] == arm
+                else self._source.kernel_columns([arm])[:, 0]
+            )
+            self._kcol = None
+            self._G[:, m] = kcol
+            S = self._S[:m]
+            self._KSS[:m, m] = kcol[S]
+            self._KSS[m, :m] = kcol[S]
+            self._KSS[m, m] = kcol[arm]
+            self._S[m] = arm
+            self._col[arm] = m
+            self.m = m + 1
+            if m:
+                L = self._L[:m, :m]
+                ell = linalg.solve_triangular(L, kcol[S], lower=True, check_finite=False)
+                d2 = kcol[arm] + lam_new - float(ell @ ell)
+            else:
+                ell, d2 = np.empty(0), kcol[arm] + lam_new
+            if d2 > 0:
+                self._L[m, :m] = ell
+                self._L[m, m] = math.sqrt(d2)
+            else:  # rounding: refactor from K_SS + Lambda
+                self._pending_lambda = (arm, lam_new)
+                self._refactor()
+            return
+        # A repeat: Lambda_jj drops, A' = A - (Lambda_old - Lambda_new) e_j e_j^T.
+        lam_old = self.lam / self.precision[arm]
+        if not self._downdate(j, math.sqrt(max(lam_old - lam_new, 0.0))):
+            self._pending_lambda = (arm, lam_new)
+            self._refactor()
+
+    def _downdate(self, j: int, v: float) -> bool:
+        """In place ``L L^T <- L L^T - v^2 e_j e_j^T`` (hyperbolic rotations from row ``j``);
+        False (``L`` unusable) if rounding makes it indefinite."""
+        m = self.m
+        L = self._L
+        x = np.zeros(m)
+        x[j] = v
+        for k in range(j, m):
+            lkk = L[k, k]
+            r2 = lkk * lkk - x[k] * x[k]
+            if not r2 > 0.0:
+                return False
+            r = math.sqrt(r2)
+            cth, sth = r / lkk, x[k] / lkk
+            L[k, k] = r
+            if k + 1 < m:
+                col = L[k + 1 : m, k]
+                col -= sth * x[k + 1 : m]
+                col /= cth
+                xs = x[k + 1 : m]
+                xs *= cth
+                xs -= sth * col
+        return True
+
+    def _lambda_S(self) -> np.ndarray:
+        """``diag(Lambda)`` over ``S``: ``lambda / precision`` (with a pending change)."""
+        S = self._S[: self.m]
+        lam = self.lam / np.where(self.precision[S] > 0, self.precision[S], 1.0)
+        pending = self._pending_lambda
+        if pending is not None:
+            lam[self._col[pending[0]]] = pending[1]
+        return lam
+
+    def _refactor(self) -> None:
+        """``L = chol(K_SS + Lambda)`` from scratch (``O(|S|^3)``; after a failed update)."""
+        m = self.m
+        A = self._KSS[:m, :m].copy()
+        A[np.diag_indices(m)] += self._lambda_S()
+        self._pending_lambda = None
+        self._L[:m, :m] = linalg.cholesky(A, lower=True, check_finite=False)
+        self.refactorizations += 1
+
+    def _grow(self) -> None:
+        cap = self._G.shape[1]
+        new = min(self.n, 2 * cap)
+        self._check_played_memory(new)
+        G = np.empty((self.n, new), order="F")
+        G[:, :cap] = self._G
+        KSS = np.empty((new, new), order="F")
+        KSS[:cap, :cap] = self._KSS
+        L = np.zeros((new, new), order="F")
+        L[:cap, :cap] = self._L
+        S = np.empty(new, dtype=np.intp)
+        S[:cap] = self._S
+        self._G, self._KSS, self._L, self._S = G, KSS, L, S
+
     # ------------------------------------------------------- sufficient statistics
     def rederive(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(mean, cov, info_gain)`` computed from scratch from ``counts`` and ``sums``.
+        """``(mean, cov, info_gain)`` computed from scratch from ``precision`` and ``sums``.
 
         Uses ``M = D^{1/2} K_SS D^{1/2} + lambda I`` over the played arms ``S`` (see the
-        module docstring); exact up to the Cholesky factorisation of ``M``.
+        module docstring); exact up to the Cholesky factorisation of ``M``. In the
+        ``"played"`` representation the second element is the variance diagonal
+        ``sigma_t^2`` (shape ``(n,)``), not the ``n x n`` covariance.
         """
-        S = np.flatnonzero(self.counts)
-        K = self.K
+        mean, var_or_cov, _, info_gain = self._rederive()
+        return mean, var_or_cov, info_gain
+
+    def _rederive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+        played = self.representation == "played"
+        S = self._S[: self.m] if played else np.flatnonzero(self.counts)
+        n = self.n
         if S.size == 0:
-            return np.zeros((self.n, self.r), order="F"), np.array(K, order="F"), 0.0
-        sq = np.sqrt(self.counts[S].astype(float))
-        M = sq[:, None] * K[np.ix_(S, S)] * sq[None, :]
+            mean = np.zeros((n, self.r), order="F")
+            if played:
+                return mean, self._kdiag.copy(), None, 0.0
+            return mean, np.array(self.K, order="F"), None, 0.0
+        sq = np.sqrt(self.precision[S])
+        if played:
+            KSS = self._KSS[: S.size, : S.size]
+            KS = self._G[:, : S.size].T  # (|S|, n)
+        else:
+            K = self.K
+            KSS = K[np.ix_(S, S)]
+            KS = K[S, :]
+        M = sq[:, None] * KSS * sq[None, :]
         M[np.diag_indices_from(M)] += self.lam
         L = linalg.cholesky(M, lower=True, check_finite=False)
-        V = linalg.solve_triangular(L, sq[:, None] * K[S, :], lower=True, check_finite=False)
+        V = linalg.solve_triangular(L, sq[:, None] * KS, lower=True, check_finite=False)
         z = linalg.solve_triangular(L, self.sums[S] / sq[:, None], lower=True, check_finite=False)
-        cov = np.asfortranarray(K - V.T @ V)
         mean = np.asfortranarray(V.T @ z)
         info_gain = float(np.sum(np.log(np.diagonal(L))) - 0.5 * S.size * math.log(self.lam))
-        return mean, cov, info_gain
+        if played:
+            var = self._kdiag - np.einsum("ij,ij->j", V, V)
+            return mean, var, None, info_gain
+        cov = np.asfortranarray(K - V.T @ V)
+        return mean, cov, None, info_gain
 
     def refresh(self) -> None:
         """Replace the incremental state by :meth:`rederive` (removes rounding drift)."""
-        self.mean, self.cov, self.info_gain = self.rederive()
+        mean, var_or_cov, _, info_gain = self._rederive()
+        self.mean, self.info_gain = mean, info_gain
+        if self.representation == "arms":
+            self.cov = var_or_cov
+        else:
+            self._var = var_or_cov
+            self._refactor()
+            self._last_column = None
         self._since_refresh = 0
         self._std = None

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from hbo_envs.kernels import Kernel
+from hbo_envs.kernels import Kernel, LazyKernelMatrix
 from hbo_envs.validation import as_readonly, check_finite_constants
 
 __all__ = ["Objective", "min_norm_interpolant_norm", "objective_from_values"]
@@ -24,7 +24,8 @@ class Objective:
     points : ndarray (n, d)
     values : ndarray (n,) — ``f(points[i])``.
     kernel : Kernel
-    kernel_matrix : ndarray (n, n)
+    kernel_matrix : ndarray (n, n), or a :class:`~hbo_envs.kernels.LazyKernelMatrix` for
+        large candidate sets (kernel sums beyond :data:`hbo_envs.problem.DENSE_MAX_N`)
     B : float — RKHS norm (exact ``sqrt(a^T K a)`` for kernel sums, else the minimum-norm
         interpolant's norm ``sqrt(f^T K^{-1} f)``).
     kernel_jitter : float — jitter added to ``K`` to compute ``B`` (0 when none was needed).
@@ -35,7 +36,7 @@ class Objective:
     points: np.ndarray
     values: np.ndarray
     kernel: Kernel
-    kernel_matrix: np.ndarray
+    kernel_matrix: np.ndarray | LazyKernelMatrix
     B: float
     kernel_jitter: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
@@ -44,20 +45,23 @@ class Objective:
         pts = np.asarray(self.points, dtype=float)
         if pts.ndim == 1:
             pts = pts[:, None]
-        for attr, arr in (
-            ("points", pts),
-            ("values", self.values),
-            ("kernel_matrix", self.kernel_matrix),
-        ):
+        lazy = isinstance(self.kernel_matrix, LazyKernelMatrix)
+        arrays = [("points", pts), ("values", self.values)]
+        if not lazy:
+            arrays.append(("kernel_matrix", self.kernel_matrix))
+        for attr, arr in arrays:
             object.__setattr__(self, attr, as_readonly(arr))
         n = self.points.shape[0]
         if self.values.shape != (n,):
             raise ValueError(f"values must have shape ({n},); got {self.values.shape}.")
         if not np.all(np.isfinite(self.values)):
             raise ValueError("objective values must be finite.")
+        K = self.kernel_matrix
         check_finite_constants(
             f"Objective {self.name!r}",
-            {"kernel_matrix": self.kernel_matrix, "B": self.B},
+            # A lazy matrix: its diagonal stands for the entries (same formula, computed
+            # on demand; Problem checks a row too).
+            {"kernel_matrix": K.diag() if lazy else K, "B": self.B},
             "a NaN or overflow means a kernel or objective parameter is out of range",
         )
 

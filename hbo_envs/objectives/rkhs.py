@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.kernels import Kernel, Matern, SquaredExponential, make_kernel
+from hbo_envs.kernels import Kernel, LazyKernelMatrix, Matern, SquaredExponential, make_kernel
+from hbo_envs.memory import check_memory
 from hbo_envs.objectives.base import Objective
 from hbo_envs.objectives.griewank import MAX_POINTS
+from hbo_envs.problem import DENSE_MAX_N
 from hbo_envs.validation import (
     MAX_LENGTHSCALE,
     MIN_LENGTHSCALE,
@@ -32,7 +34,13 @@ from hbo_envs.validation import (
     param_error,
 )
 
+MAX_RKHS_POINTS = 10_000_000
+"""Largest candidate set of a kernel-sum objective. Beyond :data:`DENSE_MAX_N` points the
+kernel matrix is lazy (never ``n x n``), so the cost is ``O(n (d + p))`` for ``p`` support
+points; the memory this needs is also checked before allocating."""
+
 __all__ = [
+    "MAX_RKHS_POINTS",
     "RKHSFunction",
     "chowdhury_gopalan_synthetic",
     "park_lee_rkhs1d",
@@ -70,16 +78,33 @@ class RKHSFunction:
 
 
 def rkhs_objective(
-    name: str, points: np.ndarray, fn: RKHSFunction, params: dict[str, Any] | None = None
+    name: str,
+    points: np.ndarray,
+    fn: RKHSFunction,
+    params: dict[str, Any] | None = None,
+    values: np.ndarray | None = None,
 ) -> Objective:
-    """Tabulate a kernel sum on ``points`` with its exact RKHS norm."""
+    """Tabulate a kernel sum on ``points`` with its exact RKHS norm.
+
+    ``B = sqrt(a^T K_c a)`` needs only the ``p x p`` kernel of the support points, so the
+    ``n x n`` kernel matrix over the candidates is built (as before) only up to
+    :data:`~hbo_envs.problem.DENSE_MAX_N` points; beyond, it is a
+    :class:`~hbo_envs.kernels.LazyKernelMatrix` and the cost is ``O(n p)``. ``values``, when
+    given, is ``fn(points)`` already computed (by the caller, from the same kernel block).
+    """
     points = np.asarray(points, dtype=float)
     if points.ndim == 1:
         points = points[:, None]
-    K = fn.kernel(points)
+    n = points.shape[0]
+    K: np.ndarray | LazyKernelMatrix
+    if n > DENSE_MAX_N and fn.kernel.analytic:
+        K = LazyKernelMatrix(fn.kernel, points)
+    else:
+        K = fn.kernel(points)
     p = dict(params or {})
     p.update(centers=fn.centers.tolist(), coeffs=fn.coeffs.tolist())
-    return Objective(name, points, fn(points), fn.kernel, K, fn.rkhs_norm(), 0.0, p)
+    f = fn(points) if values is None else values
+    return Objective(name, points, f, fn.kernel, K, fn.rkhs_norm(), 0.0, p)
 
 
 def random_rkhs(
@@ -104,9 +129,19 @@ def random_rkhs(
     owner = "random_rkhs"
     k = make_kernel(kernel)
     check_choice(owner, "coeffs", coeffs, ("symmetric", "positive"))
-    n_points = check_int(owner, "n_points", n_points, 2, MAX_POINTS)
+    n_points = check_int(owner, "n_points", n_points, 2, MAX_RKHS_POINTS)
     dim = check_int(owner, "dim", dim, 1, 1000)
     n_support = check_int(owner, "n_support", n_support, 1, MAX_POINTS)
+    # The largest arrays: the (n, d) points, the (n, p) kernel block f is evaluated
+    # from (and its distances), and the (n, n) kernel matrix when it is stored densely.
+    dense = n_points <= DENSE_MAX_N
+    check_memory(
+        owner,
+        "n_points",
+        n_points,
+        8.0 * n_points * (dim + 2 * n_support + (n_points if dense else 0)),
+        "Use fewer points or support points.",
+    )
     normalize = check_bool(owner, "normalize", normalize)
     if not isinstance(name, str):
         raise param_error(owner, "name", "a string", name)
@@ -118,15 +153,18 @@ def random_rkhs(
     a = rng.uniform(lo, 1.0, size=n_support)
     centers = points[rng.integers(0, n_points, size=n_support)]
     fn = RKHSFunction(k, centers, a)
+    # f(x) = k(x, centers) @ coeffs: the (n, p) kernel block is computed once and serves
+    # the normalisation and the tabulation (the same numbers as fn(points), twice cheaper).
+    kx = k(points, centers)
     if normalize:
-        sup = float(np.max(np.abs(fn(points))))
+        sup = float(np.max(np.abs(kx @ fn.coeffs)))
         if sup == 0.0:  # probability zero, but never divide by it
             raise ValueError(
                 "generated objective is identically zero; draw again with another seed."
             )
         fn = fn.scaled(1.0 / sup)
     params = {"kernel": k.name, **k.params(), "coeffs": coeffs, "normalize": normalize}
-    return rkhs_objective(name, points, fn, params)
+    return rkhs_objective(name, points, fn, params, values=kx @ fn.coeffs)
 
 
 def chowdhury_gopalan_synthetic(
@@ -173,7 +211,7 @@ def park_lee_rkhs1d(
     ``a_i ~ 10 (-1 + 2 N(0, 1))`` and ``c_i ~ N(0, 3)`` as printed; no normalisation.
     """
     owner = "park_lee_rkhs1d"
-    n_points = check_int(owner, "n_points", n_points, 2, MAX_POINTS)
+    n_points = check_int(owner, "n_points", n_points, 2, MAX_RKHS_POINTS)
     n_centers = check_int(owner, "n_centers", n_centers, 1, MAX_POINTS)
     lengthscale = check_real(
         owner, "lengthscale", lengthscale, MIN_LENGTHSCALE, MAX_LENGTHSCALE, "both"
