@@ -117,6 +117,11 @@ class GPPosteriorEngine:
         Number of observations at each arm.
     sums : ndarray, shape (n, r)
         Sum of the observed (transformed) rewards at each arm, per sequence.
+    precision : ndarray, shape (n,)
+        Per-arm precision sum ``sum_j 1 / noise_var_j`` of the observations at each arm
+        (``counts / lambda`` when every observation used the default noise ``lambda``).
+    wsums : ndarray, shape (n, r)
+        Per-arm precision-weighted target sum ``sum_j y_j / noise_var_j``.
     t : int
         Number of observations so far.
     info_gain : float
@@ -150,6 +155,9 @@ class GPPosteriorEngine:
         self.mean = np.zeros((n, self.r), order="F")
         self.counts = np.zeros(n, dtype=np.int64)
         self.sums = np.zeros((n, self.r))
+        self.precision = np.zeros(n)
+        self.wsums = np.zeros((n, self.r))
+        self._hetero = False  # some observation had noise_var != lam
         self.t = 0
         self.info_gain = 0.0
         self._since_refresh = 0
@@ -183,30 +191,50 @@ class GPPosteriorEngine:
         return c / (self.lam + c[arm])
 
     # ------------------------------------------------------------------ updates
-    def observe(self, arm: int, y: Any) -> None:
-        """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,))."""
+    def observe(self, arm: int, y: Any, *, noise_var: float | None = None) -> None:
+        """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,)).
+
+        ``noise_var`` is this observation's noise variance (``None``: the engine's
+        ``lambda``). A heteroscedastic GP (noise ``diag(v_1, ..., v_t)`` in place of
+        ``lambda I``) is what the RCGP posterior of Altamirano et al. (2024) /
+        Ezzerg et al. (2025) §2 needs: ``mu = k_t^T (K_t + diag(v))^{-1} (y - m_w)``. The
+        rank-one update is the same with ``lambda`` replaced by ``v_t``; an infinite
+        ``noise_var`` is an observation without information (nothing changes but ``t``).
+        """
+        lam = self.lam if noise_var is None else float(noise_var)
+        if noise_var is not None:
+            if not lam > 0:  # also refuses NaN
+                raise ValueError(f"noise_var must be a positive number or None; got {noise_var!r}.")
+            if lam != self.lam:
+                self._hetero = True
         cov = self.cov
         self._std = None
         c = cov[:, arm].copy()
         s_aa = float(c[arm])
-        denom = self.lam + s_aa
-        # Information gain increment (1/2) ln(1 + sigma_{t-1}^2(x_t) / lambda).
-        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / self.lam)
-        # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (lambda + Sigma[a, a]).
+        denom = lam + s_aa
+        # Information gain increment (1/2) ln(1 + sigma_{t-1}^2(x_t) / v_t).
+        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / lam)
+        # Mean: mean <- mean + Sigma[:, a] (y - mean[a]) / (v_t + Sigma[a, a]).
         if self.r == 1 and np.ndim(y) == 0:
             y = float(y)
             m = self.mean[:, 0]  # a view (the mean is (n, 1))
-            m += c * ((y - m[arm]) / denom)
+            if math.isfinite(denom):
+                m += c * ((y - m[arm]) / denom)
             self.sums[arm, 0] += y
+            self.wsums[arm, 0] += y / lam
         else:
             y = np.asarray(y, dtype=float).reshape(-1)
             if y.shape[0] != self.r:
                 raise ValueError(f"expected {self.r} reward value(s); got {y.shape[0]}.")
-            resid = (y - self.mean[arm]) / denom
-            _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
+            if math.isfinite(denom):
+                resid = (y - self.mean[arm]) / denom
+                _rank1_update(self.mean, 1.0, c, resid, self._mean_blocks)
             self.sums[arm] += y
-        # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (lambda + Sigma[a, a]).
-        _rank1_update(cov, -1.0 / denom, c, c, self._cov_blocks)
+            self.wsums[arm] += y / lam
+        # Covariance: Sigma <- Sigma - Sigma[:, a] Sigma[a, :] / (v_t + Sigma[a, a]).
+        if math.isfinite(denom):
+            _rank1_update(cov, -1.0 / denom, c, c, self._cov_blocks)
+        self.precision[arm] += 1.0 / lam
         self.counts[arm] += 1
         self.t += 1
         self._since_refresh += 1
@@ -218,18 +246,29 @@ class GPPosteriorEngine:
         """``(mean, cov, info_gain)`` computed from scratch from ``counts`` and ``sums``.
 
         Uses ``M = D^{1/2} K_SS D^{1/2} + lambda I`` over the played arms ``S`` (see the
-        module docstring); exact up to the Cholesky factorisation of ``M``.
+        module docstring); exact up to the Cholesky factorisation of ``M``. With
+        heteroscedastic observations (``observe(..., noise_var=v)``) the observations at
+        arm ``i`` equal one observation of ``wsums_i / precision_i`` with noise
+        ``1 / precision_i``, i.e. ``D_ii = lambda * precision_i`` and
+        ``s_i = lambda * wsums_i`` in the same formulas.
         """
-        S = np.flatnonzero(self.counts)
         K = self.K
+        if self._hetero:
+            S = np.flatnonzero(self.precision > 0)
+            d = self.lam * self.precision[S]
+            sums = self.lam * self.wsums[S]
+        else:
+            S = np.flatnonzero(self.counts)
+            d = self.counts[S].astype(float)
+            sums = self.sums[S]
         if S.size == 0:
             return np.zeros((self.n, self.r), order="F"), np.array(K, order="F"), 0.0
-        sq = np.sqrt(self.counts[S].astype(float))
+        sq = np.sqrt(d)
         M = sq[:, None] * K[np.ix_(S, S)] * sq[None, :]
         M[np.diag_indices_from(M)] += self.lam
         L = linalg.cholesky(M, lower=True, check_finite=False)
         V = linalg.solve_triangular(L, sq[:, None] * K[S, :], lower=True, check_finite=False)
-        z = linalg.solve_triangular(L, self.sums[S] / sq[:, None], lower=True, check_finite=False)
+        z = linalg.solve_triangular(L, sums / sq[:, None], lower=True, check_finite=False)
         cov = np.asfortranarray(K - V.T @ V)
         mean = np.asfortranarray(V.T @ z)
         info_gain = float(np.sum(np.log(np.diagonal(L))) - 0.5 * S.size * math.log(self.lam))
