@@ -9,8 +9,9 @@ one corruption of ``1e12`` costs one round here.
 - :class:`FrequencyLedger` — the rule: at most ``T_c`` corrupted rounds, ``|c_t| <= max_abs``
   (a finite float cap, default ``1e15``, so the observed reward stays a finite float; the
   note's ``+-inf`` corruptions are represented by huge finite ones). Same interface as
-  :class:`~hbo_envs.adversaries.base.CorruptionLedger`; ``used`` counts rounds,
-  ``total_abs`` is ``sum_t |c_t(x_t)|``.
+  :class:`~hbo_envs.adversaries.base.CorruptionLedger`; ``rounds`` counts the corrupted
+  rounds (the budget's unit), ``used`` is ``sum_t |c_t(x_t)|`` (what the env reports as
+  ``corruption_used``, as every corrupted env does).
 - :class:`ClairvoyantAdversary` — the experiments' adversary (note §6, Forrester): it
   corrupts the earliest qualifying queries until ``T_c`` is spent; a query within ``near``
   of ``x*`` has its mean set to ``low``, a query farther than ``far`` from ``x*`` to
@@ -18,8 +19,8 @@ one corruption of ``1e12`` costs one round here.
 
 >>> import numpy as np
 >>> led = FrequencyLedger(T_c=1, max_abs=1e15)
->>> led.charge(np.array([0.0, 1e12]), 1), led.used, led.remaining
-(1000000000000.0, 1, 0)
+>>> led.charge(np.array([0.0, 1e12]), 1), led.rounds, led.remaining, led.used
+(1000000000000.0, 1, 0, 1000000000000.0)
 >>> led.charge(np.array([0.0, 5.0]), 1)          # budget of rounds spent: refused
 0.0
 """
@@ -49,8 +50,8 @@ class FrequencyLedger:
 
     T_c: int
     max_abs: float = 1e15
-    used: int = 0
-    total_abs: float = 0.0
+    rounds: int = 0
+    used: float = 0.0
     clipped: float = 0.0
     n_clipped: int = 0
     owner: str = field(default="FrequencyLedger", repr=False)
@@ -61,10 +62,10 @@ class FrequencyLedger:
 
     @property
     def remaining(self) -> int:
-        return max(self.T_c - self.used, 0)
+        return max(self.T_c - self.rounds, 0)
 
     def reset(self) -> None:
-        self.used, self.total_abs, self.clipped, self.n_clipped = 0, 0.0, 0.0, 0
+        self.rounds, self.used, self.clipped, self.n_clipped = 0, 0.0, 0.0, 0
 
     def charge(self, c: np.ndarray | None, action: int) -> float:
         """Apply the rules to the request ``c`` (shape ``(n,)``) and return ``c_t(x_t)``."""
@@ -80,8 +81,8 @@ class FrequencyLedger:
             self.clipped += abs(value)
             self.n_clipped += 1
             return 0.0
-        self.used += 1
-        self.total_abs += abs(value)
+        self.rounds += 1
+        self.used += abs(value)
         return value
 
 

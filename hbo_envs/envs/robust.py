@@ -7,6 +7,7 @@ channel, an adversary, a ledger); see ``docs/robust.md``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from hbo_envs.adversaries import Adversary, make_adversary
 from hbo_envs.adversaries.frequency import FrequencyLedger
 from hbo_envs.channels import Gaussian, RewardChannel
-from hbo_envs.envs.base import ObjectiveSpec
+from hbo_envs.envs.base import GPBanditEnv, ObjectiveSpec
 from hbo_envs.envs.corrupted import CorruptedEnv
 from hbo_envs.kernels import Matern
 from hbo_envs.objectives import Objective, objective_from_values
@@ -165,8 +166,9 @@ class FrequencyCorruptedEnv(CorruptedEnv):
     ``y~_t = f(x_t) + eta_t + c_t(x_t)``.
 
     ## Info
-    ``corruption`` is ``c_t(x_t)``; ``corruption_used`` the number of corrupted rounds so
-    far (the budget's unit); ``corruption_abs`` the running ``sum_t |c_t(x_t)|``.
+    ``corruption`` is ``c_t(x_t)``; ``corruption_used`` the running ``sum_t |c_t(x_t)|`` (as
+    every corrupted env); ``corrupted_rounds`` the number of corrupted rounds so far (the
+    budget's unit, ``<= T_c``). ``env.C`` is ``inf`` (no sum budget).
 
     ## Arguments
     ``objective``, ``channel``, ``adversary``, ``T_c`` (integer ``>= 0``), ``max_abs``
@@ -178,7 +180,7 @@ class FrequencyCorruptedEnv(CorruptedEnv):
     >>> env = FrequencyCorruptedEnv(rcgp_forrester_objective(), "gaussian", T_c=2, horizon=5)
     >>> _ = env.reset(seed=0)
     >>> infos = [env.step(0)[4] for _ in range(3)]   # x = 0 is far from x* = 1
-    >>> [i["corruption_used"] for i in infos], infos[0]["corruption"] > 1e11
+    >>> [i["corrupted_rounds"] for i in infos], infos[0]["corruption"] > 1e11
     ([1, 2, 2], True)
     """
 
@@ -210,20 +212,26 @@ class FrequencyCorruptedEnv(CorruptedEnv):
             objective_seed,
             name or "frequency",
         )
+        self.C = math.inf  # no sum budget: the ledger counts rounds
 
     def _set_objective(self, obj: Objective) -> None:
-        self.B0 = self.max_abs  # the per-round bound is the magnitude cap
-        super()._set_objective(obj)
+        GPBanditEnv._set_objective(self, obj)  # not CorruptedEnv's: no sum-budget ledger
+        self.B0_ = self.max_abs  # the per-round bound is the magnitude cap
         meta = dict(self.problem.meta)
-        meta.update(T_c=self.T_c, max_abs=self.max_abs, budget="rounds")
-        meta.pop("B0", None)
+        meta.update(
+            adversary=self.adversary.params(),
+            info_model="targeted",
+            T_c=self.T_c,
+            max_abs=self.max_abs,
+            budget="rounds",
+        )
         self.problem = self.problem.replace(C=None, meta=meta)
         self._ledger = FrequencyLedger(self.T_c, self.max_abs, owner=type(self).__name__)
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         obs, reward, term, trunc, info = super().step(action)
         info.pop("corruption_clipped", None)
-        info["corruption_abs"] = self._ledger.total_abs
+        info["corrupted_rounds"] = self._ledger.rounds
         return obs, reward, term, trunc, info
 
 
