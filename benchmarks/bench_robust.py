@@ -16,6 +16,9 @@ solve from scratch at round ``t``, timed at growing ``t`` on the agent's own his
   ``scipy.optimize.minimize`` (BFGS) on the exact log posterior over the ``t`` observations'
   latent values plus a ``t x t`` solve.
 
+BLAS is limited to one thread for both columns (as the harness runs every cell), so an
+oversubscribed machine does not penalise the naive LAPACK solves more than the engine.
+
 Run: ``python benchmarks/bench_robust.py`` (``--quick``: T = 300). Not a test: timings
 depend on the machine and its load (printed); compare the columns, not absolute numbers.
 """
@@ -30,6 +33,7 @@ import time
 import gymnasium as gym
 import numpy as np
 from scipy import optimize, stats
+from threadpoolctl import threadpool_limits
 
 import agents
 import hbo_envs  # noqa: F401
@@ -125,4 +129,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with threadpool_limits(1):
+        main()
