@@ -58,7 +58,7 @@ def pimq_weight_terms(
 
     >>> J, sh = pimq_weight_terms(np.array([0.5, 3.0, -3.0]), L=1.0, c=1.0, sigma2=1.0)
     >>> J.tolist(), sh.tolist()       # e = (0, 2, 2): J = 1 + 4, shift = -+2*2/5
-    ([1.0, 5.0, 5.0], [-0.0, -0.8, 0.8])
+    ([1.0, 5.0, 5.0], [0.0, -0.8, 0.8])
     """
     r = np.asarray(residual, dtype=float)
     e = np.maximum(np.abs(r) - L, 0.0)
