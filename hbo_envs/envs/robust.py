@@ -115,6 +115,12 @@ class HanScarlettEnv(CorruptedEnv):
         self.function = check_choice(owner, "function", function, tuple(HS_FUNCTIONS))
         self.attack = check_choice(owner, "attack", attack, tuple(HS_ATTACKS))
         sigma = check_real(owner, "sigma", sigma, 0.0, None, "left")
+        # every attack parameter is checked whatever the attack (a bad value is never ignored)
+        std = check_real(owner, "std", std, 0.0, None, "left")
+        if margin is not None:
+            margin = check_real(owner, "margin", margin, 0.0, None, "left")
+        if height is not None:
+            height = check_real(owner, "height", height, 0.0, None)
         obj = han_scarlett_objective(function)
         p = obj.params
         adv_name, fixed = HS_ATTACKS[attack]
@@ -283,7 +289,10 @@ class RCGPForresterEnv(FrequencyCorruptedEnv):
         obj = rcgp_forrester_objective()
         s = obj.params["scale"]
         hi, lo = (1e12, -1e12) if magnitude == "huge" else (25.0 / s, -10.0 / s)
-        t_c = int(np.ceil(horizon ** (1.0 / 3.0) - 1e-12)) if T_c is None else T_c
+        if T_c is None:
+            t_c = int(np.ceil(horizon ** (1.0 / 3.0) - 1e-12))
+        else:
+            t_c = check_int(owner, "T_c", T_c, 0, None)
         self.magnitude = magnitude
         super().__init__(
             obj,
