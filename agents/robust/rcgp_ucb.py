@@ -256,5 +256,4 @@ class RCGPUCBAdaptive(RCGPUCB):
         eng = GPPosteriorEngine(self.problem_.kernel_matrix, lam)
         for a in np.flatnonzero(P > 0):
             eng.observe(int(a), Z[a] / P[a], noise_var=1.0 / P[a])
-        eng.t = len(self._arms)
         self.engine_ = eng
