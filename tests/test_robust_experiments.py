@@ -71,3 +71,13 @@ def test_attack_success_and_budget_sweep_tiny(tmp_path):
     plot_budget_sweep(sw, "C", str(tmp_path / "s.png"))
     assert (tmp_path / "s.png").stat().st_size > 0
     assert np.isfinite(sw["regret"]).all()
+
+
+def test_success_cli_writes_its_table(tmp_path, capsys):
+    from hbo_envs.harness.experiments.beyond_cli import main
+
+    main(["success", "--out", str(tmp_path), "--seeds", "1"])
+    df = pd.read_csv(tmp_path / "attack_success.csv")
+    assert len(df) == 6 and "success_rate" in capsys.readouterr().out
+    clean = df[df["env_id"] == "hbo/HS-Forrester-None-v0"]
+    assert clean["cost"].item() == 0.0

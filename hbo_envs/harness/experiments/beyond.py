@@ -6,7 +6,7 @@
   least doubles GP-UCB's ``R_T`` (CIs apart); the random attack does not. The authors'
   success metric (fraction of rounds in the target region) and the attack's cost
   ``sum |c_t|`` are not columns of the harness records; :func:`attack_success` measures
-  them by direct rollouts (``python -m hbo_envs.harness.experiments.beyond success``).
+  them by direct rollouts (``python -m hbo_envs.harness.experiments.beyond_cli success``).
 - ``ebk2025-forrester`` — Ezzerg, Bogunovic & Knoblauch (2025), the corrupted-Forrester
   figure: ``T_c = ceil(T^{1/3})`` corruptions of ``+-1e12`` (and the appendix's HIGH 25 /
   LOW -10). Claims: RCGP-UCB (both variants) has lower ``R_T`` than GP-UCB; GP-UCB's
@@ -16,13 +16,12 @@ Every agent, old and new, runs as an ``extra`` on both and is compared with rand
 
 :func:`budget_sweep` is the picture the corruption papers argue with: each agent's ``R_T``
 as a function of the budget (``C`` for a Han–Scarlett attack, ``T_c`` for the
-frequency-bounded adversary); ``python -m hbo_envs.harness.experiments.beyond sweep --out
+frequency-bounded adversary); ``python -m hbo_envs.harness.experiments.beyond_cli sweep --out
 DIR`` writes its CSV and PNG.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -334,33 +333,3 @@ SWEEPS = {
     "hbo/RCGP-Forrester-Frequency-v0": ("T_c", (0, 1, 2, 5, 10)),
 }
 SWEEP_AGENTS = ("gp-ucb", "gp-ucb-corruption", "fast-slow-gp-ucb", *NEW, "random")
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m hbo_envs.harness.experiments.beyond {success,sweep} --out DIR``."""
-    from pathlib import Path
-
-    p = argparse.ArgumentParser(prog="python -m hbo_envs.harness.experiments.beyond")
-    p.add_argument("what", choices=("success", "sweep"))
-    p.add_argument("--out", required=True)
-    p.add_argument("--seeds", type=int, default=5)
-    args = p.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.what == "success":
-        df = attack_success(
-            [HS_CLEAN, *HS_ATTACKS.values(), HS_RANDOM], ("gp-ucb",), range(args.seeds)
-        )
-        df.to_csv(out / "attack_success.csv", index=False)
-        print(df.groupby("env_id")[["success_rate", "cost", "regret"]].mean().to_string())
-        return
-    for env_id, (param, values) in SWEEPS.items():
-        df = budget_sweep(env_id, param, values, SWEEP_AGENTS, range(args.seeds))
-        stem = env_id.split("/")[1]
-        df.to_csv(out / f"sweep_{stem}.csv", index=False)
-        plot_budget_sweep(df, param, str(out / f"sweep_{stem}.png"))
-        print(df.groupby([param, "agent"], sort=False)["regret"].mean().unstack().to_string())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
