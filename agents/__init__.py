@@ -3,7 +3,8 @@
 >>> import agents
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
 ('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
- 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random')
+ 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random',
+ 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine

@@ -7,7 +7,8 @@ for a third-party class):
 >>> import agents
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
 ('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
- 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random')
+ 'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random',
+ 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb')
 >>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
 'tgp-ucb'
 """
@@ -82,6 +83,28 @@ AGENT_SPECS: tuple[AgentEntry, ...] = (
         "random",
         "agents.baselines.uniform:RandomAgent",
         "uniform play: the floor every table and plot shows",
+    ),
+    # issue 19: robust agents beyond the seed papers (agents/robust, docs/robust.md)
+    AgentEntry(
+        "rcgp-ucb",
+        "agents.robust.rcgp_ucb:RCGPUCB",
+        "Ezzerg–Bogunovic–Knoblauch 2025, Algorithm 1 (FC-RCGP-UCB; note §2–§4)",
+    ),
+    AgentEntry(
+        "rcgp-ucb-adaptive",
+        "agents.robust.rcgp_ucb:RCGPUCBAdaptive",
+        "Ezzerg–Bogunovic–Knoblauch 2025, Algorithm 2 (A2-RCGP-UCB, lagged anchor; note §4)",
+    ),
+    AgentEntry(
+        "ec-gp-ucb",
+        "agents.robust.ec_gp_ucb:ECGPUCB",
+        "Bogunovic–Krause 2021, EC-GP-UCB (width ε√t/√λ: recollection, unverified; note §2)",
+    ),
+    AgentEntry(
+        "outlier-gp-ucb",
+        "agents.robust.outlier_gp_ucb:OutlierGPUCB",
+        "after Martinez-Cantin–Tee–McCourt 2018 (Student-t diagnostic; re-implementation's "
+        "defaults, note §2)",
     ),
 )
 

@@ -183,3 +183,60 @@ def env_table_markdown() -> str:
             f"| {'redrawn' if env.redraw else 'fixed'} |"
         )
     return head + "\n".join(rows) + "\n"
+
+
+# --- issue 19 "Beyond the seed papers": Han & Scarlett (ICML 2022) attacks and the
+# frequency-bounded adversary of Ezzerg, Bogunovic & Knoblauch (2025). One appended block.
+_ROB = "hbo_envs.envs.robust"
+_HS_NAMES = {
+    "forrester": "Forrester",
+    "branin": "Branin",
+    "camelback": "Camelback",
+    "bohachevsky": "Bohachevsky",
+    "levy": "Levy",
+    "hartmann6": "Hartmann6",
+}
+_HS_TAGS = {
+    "none": "None",
+    "clipping": "Clipping",
+    "aggressive_subtraction": "AggSub",
+    "subtraction_rnd": "SubRnd",
+    "subtraction_sq": "SubSq",
+    "random": "Random",
+}
+ENV_SPECS = ENV_SPECS + (
+    *(
+        EnvEntry(
+            f"hbo/HS-{_HS_NAMES[fn]}-{_HS_TAGS[att]}-v0",
+            f"{_ROB}:HanScarlettEnv",
+            {"function": fn, "attack": att},
+            f"Han–Scarlett 2022, {att} attack (note §2, §4)",
+        )
+        for fn in _HS_NAMES
+        for att in (
+            ("none", "clipping", "aggressive_subtraction", "subtraction_rnd", "subtraction_sq")
+            + ("random",)
+            if fn == "forrester"
+            else ("none", "clipping")
+        )
+    ),
+    EnvEntry(
+        "hbo/RCGP-Forrester-Frequency-v0",
+        f"{_ROB}:RCGPForresterEnv",
+        {"magnitude": "huge"},
+        "Ezzerg–Bogunovic–Knoblauch 2025, Forrester (±1e12, T_c = ⌈T^{1/3}⌉)",
+    ),
+    EnvEntry(
+        "hbo/RCGP-Forrester-FrequencyPaper-v0",
+        f"{_ROB}:RCGPForresterEnv",
+        {"magnitude": "paper"},
+        "Ezzerg–Bogunovic–Knoblauch 2025, Forrester (App. I.4.2 HIGH 25 / LOW −10)",
+    ),
+    EnvEntry(
+        "hbo/Frequency-SE-v0",
+        f"{_ROB}:FrequencyCorruptedEnv",
+        {"objective": "chowdhury-gopalan", "T_c": 10, "horizon": 500},
+        "Ezzerg–Bogunovic–Knoblauch 2025, Def. 2.1 on the CG SE objective",
+    ),
+)
+ENV_IDS = tuple(e.id for e in ENV_SPECS)

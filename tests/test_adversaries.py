@@ -247,7 +247,7 @@ def test_adversaries_compose_with_any_channel_and_objective():
     )
     env.reset(seed=0)
     assert env.problem.v == pytest.approx(4.0) and env.problem.C == 2.0
-    assert sorted(ADVERSARIES) == ["adaptive", "decoy", "none", "random_sign", "region"]
+    assert {"adaptive", "decoy", "none", "random_sign", "region"} <= set(ADVERSARIES)
 
 
 @pytest.mark.parametrize(

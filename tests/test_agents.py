@@ -46,6 +46,10 @@ def test_available_lists_exactly_the_implemented_agents():
         "fast-slow-gp-ucb",
         "fast-slow-gp-ucb-unknown",
         "random",
+        "rcgp-ucb",
+        "rcgp-ucb-adaptive",
+        "ec-gp-ucb",
+        "outlier-gp-ucb",
     )
     for name in agents.available():
         agent = agents.make(name)

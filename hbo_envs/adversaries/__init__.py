@@ -8,8 +8,9 @@ total charge ``<= C``. Build one with :func:`make_adversary`:
 >>> adv = make_adversary({"name": "region", "radius": 0.05})
 >>> adv.params()
 {'name': 'region', 'radius': 0.05, 'fraction': 0.3333333333333333}
->>> sorted(ADVERSARIES)
-['adaptive', 'decoy', 'none', 'random_sign', 'region']
+>>> sorted(ADVERSARIES)  # doctest: +NORMALIZE_WHITESPACE
+['adaptive', 'aggressive_subtraction', 'clairvoyant', 'clipping', 'decoy', 'none',
+ 'random', 'random_sign', 'region', 'subtraction']
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ from typing import Any
 from hbo_envs.adversaries.adaptive import AdaptiveAdversary
 from hbo_envs.adversaries.base import INFO_MODELS, Adversary, AdversaryView, CorruptionLedger
 from hbo_envs.adversaries.decoy import DecoyAdversary
+from hbo_envs.adversaries.frequency import ClairvoyantAdversary, FrequencyLedger
+from hbo_envs.adversaries.han_scarlett import (
+    AggressiveSubtractionAttack,
+    ClippingAttack,
+    RandomAttack,
+    SubtractionAttack,
+)
 from hbo_envs.adversaries.none import NoAdversary
 from hbo_envs.adversaries.random_sign import RandomSignAdversary
 from hbo_envs.adversaries.region import RegionAdversary
@@ -29,6 +37,12 @@ __all__ = [
     "ADVERSARIES",
     "INFO_MODELS",
     "AdaptiveAdversary",
+    "AggressiveSubtractionAttack",
+    "ClairvoyantAdversary",
+    "ClippingAttack",
+    "FrequencyLedger",
+    "RandomAttack",
+    "SubtractionAttack",
     "Adversary",
     "AdversaryView",
     "CorruptionLedger",
@@ -45,6 +59,12 @@ ADVERSARIES: dict[str, type[Adversary]] = {
     "adaptive": AdaptiveAdversary,
     "decoy": DecoyAdversary,
     "random_sign": RandomSignAdversary,
+    # issue 19: Han & Scarlett (2022) attacks and the frequency-bounded adversary (2025)
+    "clipping": ClippingAttack,
+    "aggressive_subtraction": AggressiveSubtractionAttack,
+    "subtraction": SubtractionAttack,
+    "random": RandomAttack,
+    "clairvoyant": ClairvoyantAdversary,
 }
 
 

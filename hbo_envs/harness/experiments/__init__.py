@@ -21,6 +21,7 @@ the same cells for comparison (``--paper-only`` drops them). The uniform-random 
 from __future__ import annotations
 
 from hbo_envs.harness.experiments import (  # noqa: F401  (register)
+    beyond,
     bogunovic,
     chowdhury_gopalan,
     lower_bound,

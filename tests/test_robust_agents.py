@@ -1,0 +1,201 @@
+"""The robust agents of issue 19 against naive re-implementations of their formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import agents
+from agents.robust.outlier_gp_ucb import flag_outliers, student_t_laplace
+from agents.robust.rcgp_ucb import pimq_weight_terms
+from hbo_envs.kernels import SquaredExponential
+from hbo_envs.problem import Problem
+
+NEW = ("rcgp-ucb", "rcgp-ucb-adaptive", "ec-gp-ucb", "outlier-gp-ucb")
+
+
+def problem(n=12, horizon=60, C=None):
+    X = np.linspace(0, 1, n)[:, None]
+    k = SquaredExponential(0.2)
+    return Problem(
+        points=X,
+        kernel_matrix=k(X),
+        kernel=k,
+        B=1.5,
+        alpha=1,
+        v=1.01,
+        nu=0.01,
+        sup_f=1,
+        horizon=horizon,
+        C=C,
+    )
+
+
+def naive_rcgp(K, arms, ys, centres, L, c, s2):
+    """Note §2–§3 verbatim: w = (s/sqrt2)(1+e^2/c^2)^-1/2, J = s^2/(2w^2),
+    m_w = s^2 d/dy log w^2 (by central finite differences), t x t solve."""
+    ys = np.asarray(ys, float)
+
+    def logw2(y, g):
+        e = max(abs(y - g) - L, 0.0)
+        w = math.sqrt(s2 / 2) * (1 + e * e / (c * c)) ** -0.5
+        return math.log(w * w)
+
+    J = []
+    mw = []
+    for y, g in zip(ys, centres, strict=True):
+        e = max(abs(y - g) - L, 0.0)
+        w = math.sqrt(s2 / 2) * (1 + e * e / (c * c)) ** -0.5
+        J.append(s2 / (2 * w * w))
+        h = 1e-6
+        mw.append(s2 * (logw2(y + h, g) - logw2(y - h, g)) / (2 * h))
+    Kt = K[np.ix_(arms, arms)] + s2 * np.diag(J)
+    kx = K[:, arms]
+    mu = kx @ np.linalg.solve(Kt, ys - np.array(mw))
+    var = np.diag(K) - np.einsum("ij,ji->i", kx, np.linalg.solve(Kt, kx.T))
+    return mu, var
+
+
+def test_pimq_terms_match_the_definition_and_survive_1e300():
+    J, sh = pimq_weight_terms(np.array([0.2, -2.5, 1e300]), L=0.5, c=2.0, sigma2=0.3)
+    assert J[0] == 1.0 and sh[0] == 0.0  # inside the plateau: the GP exactly
+    assert J[1] == pytest.approx(1 + 2.0**2 / 4.0)
+    assert sh[1] == pytest.approx(-2 * 0.3 * (-1) * 2.0 / (4.0 + 4.0))
+    assert math.isinf(J[2]) and abs(sh[2]) < 1e-299
+
+
+@pytest.mark.parametrize("lam", [1.0, 0.3])
+def test_rcgp_ucb_posterior_matches_naive_rcgp(lam):
+    p = problem()
+    agent = agents.make("rcgp-ucb", lam=lam, L=0.4, c=0.7, beta=2.0)
+    agent.reset(p, seed=0)
+    arms = [1, 5, 5, 9, 3, 5]
+    ys = [0.1, 2.5, -0.3, -4.0, 0.35, 1e6]
+    for a, y in zip(arms, ys, strict=True):
+        agent.update(a, y)
+    mu, var = naive_rcgp(p.kernel_matrix, arms, ys, [0.0] * len(ys), 0.4, 0.7, lam)
+    m, w = agent.posterior()
+    np.testing.assert_allclose(m, mu, atol=1e-8)
+    np.testing.assert_allclose(w, 2.0 * np.sqrt(np.maximum(var, 0)), atol=1e-8)
+
+
+def test_rcgp_ucb_plays_exactly_as_gp_ucb_inside_the_plateau():
+    p = problem()
+    rng = np.random.default_rng(1)
+    f = np.sin(6 * p.points[:, 0])
+    a1, a2 = agents.make("gp-ucb"), agents.make("rcgp-ucb", L=100.0)
+    a1.reset(p, seed=3)
+    a2.reset(p, seed=3)
+    for _ in range(40):
+        x1, x2 = a1.act(), a2.act()
+        assert x1 == x2
+        y = f[x1] + 0.1 * rng.standard_normal()
+        a1.update(x1, y)
+        a2.update(x2, y)
+    np.testing.assert_allclose(a1.posterior()[0], a2.posterior()[0], atol=1e-12)
+
+
+def test_a2_uses_the_lagged_anchor_mean_as_centre():
+    p = problem()
+    agent = agents.make("rcgp-ucb-adaptive", L=0.3, L_anchor=0.5, c=0.5, beta=1.0)
+    agent.reset(p, seed=0)
+    arms = [2, 7, 7, 4, 2, 10]
+    ys = [0.4, 1.5, 0.2, -0.9, 30.0, 0.1]
+    for a, y in zip(arms, ys, strict=True):
+        agent.update(a, y)
+    K = p.kernel_matrix
+    # anchor: FC-RCGP (centre 0, L_A) on all but the newest observation
+    muA, _ = naive_rcgp(K, arms[:-1], ys[:-1], [0.0] * 5, 0.5, 0.5, 1.0)
+    mu, var = naive_rcgp(K, arms, ys, muA[arms], 0.3, 0.5, 1.0)
+    m, w = agent.posterior()
+    np.testing.assert_allclose(m, mu, atol=1e-8)
+    np.testing.assert_allclose(w, np.sqrt(np.maximum(var, 0)), atol=1e-8)
+
+
+def test_ec_gp_ucb_width_is_beta_plus_eps_sqrt_t_over_sqrt_lambda():
+    p = problem(C=6.0, horizon=60)
+    agent = agents.make("ec-gp-ucb", lam=0.25, beta=1.5)  # epsilon = C / T = 0.1
+    ref = agents.make("gp-ucb", lam=0.25, beta=1.5)
+    agent.reset(p, seed=0)
+    ref.reset(p, seed=0)
+    for a, y in ((0, 0.3), (4, -0.2), (4, 0.1)):
+        agent.update(a, y)
+        ref.update(a, y)
+    t = 4
+    m, w = agent.posterior()
+    mr, wr = ref.posterior()
+    np.testing.assert_array_equal(m, mr)
+    np.testing.assert_allclose(w, wr / 1.5 * (1.5 + 0.1 * math.sqrt(t) / math.sqrt(0.25)))
+
+
+def test_student_t_laplace_mode_is_the_map_and_flags_the_outlier():
+    rng = np.random.default_rng(0)
+    K = SquaredExponential(0.3)(np.linspace(0, 1, 6)[:, None])
+    idx = np.array([0, 1, 1, 2, 3, 4, 5, 5, 2])
+    y = np.sin(3 * idx / 5.0) + 0.05 * rng.standard_normal(idx.size)
+    y[4] += 40.0  # one gross outlier
+    nu, s = 4.0, 0.1
+    f_hat, var = student_t_laplace(K + 1e-10 * np.eye(6), idx, y, nu, s)
+
+    def neg_log_post(f):
+        r = y - f[idx]
+        ll = np.sum(stats.t.logpdf(r / s, nu))
+        return -(ll - 0.5 * f @ np.linalg.solve(K + 1e-10 * np.eye(6), f))
+
+    from scipy.optimize import minimize
+
+    ref = minimize(neg_log_post, np.zeros(6), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(f_hat, ref.x, atol=1e-4)
+    flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + s * s * nu / (nu - 2)), nu, 0.05)
+    assert flags.tolist() == [i == 4 for i in range(idx.size)]
+    assert float(stats.t.ppf(0.975, 4)) == pytest.approx(2.7764451, rel=1e-6)
+
+
+def test_outlier_gp_ucb_drops_flagged_points_from_its_gp():
+    p = problem(n=10)
+    agent = agents.make("outlier-gp-ucb", n_init=4, n_schedule=1, beta=1.0)
+    agent.reset(p, seed=0)
+    f = np.cos(4 * p.points[:, 0])
+    plan = [0, 3, 6, 9, 3, 6]
+    for i, a in enumerate(plan):
+        agent.update(a, f[a] + (1e6 if i == 4 else 0.0))
+    assert agent.outliers_.tolist() == [False] * 4 + [True, False]
+    clean = agents.make("gp-ucb", beta=1.0)
+    clean.reset(p, seed=0)
+    for i, a in enumerate(plan):
+        if i != 4:
+            clean.update(a, f[a])
+    np.testing.assert_allclose(agent.posterior()[0], clean.posterior()[0], atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "name, bad",
+    [
+        ("rcgp-ucb", {"L": -1.0}),
+        ("rcgp-ucb", {"c": 0.0}),
+        ("rcgp-ucb-adaptive", {"L_anchor": float("nan")}),
+        ("ec-gp-ucb", {"epsilon": -0.1}),
+        ("outlier-gp-ucb", {"nu": 2.0}),
+        ("outlier-gp-ucb", {"alpha": 1.0}),
+    ],
+)
+def test_bad_parameters_are_refused_naming_them(name, bad):
+    cls = agents.registry.resolve(name)
+    key = next(iter(bad))
+    agent = cls(**bad)
+    with pytest.raises(ValueError, match=f"'{key}' parameter of {cls.__name__}"):
+        agent.reset(problem(), seed=0)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_huge_corruptions_keep_outputs_finite(name):
+    agent = agents.make(name)
+    agent.reset(problem(), seed=0)
+    for i in range(25):
+        a = agent.act()
+        agent.update(a, 1e15 if i % 5 == 0 else 0.1)
+    m, w = agent.posterior()
+    assert np.all(np.isfinite(m)) and np.all(np.isfinite(w))
