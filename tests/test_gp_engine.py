@@ -291,10 +291,13 @@ def test_bad_representation_and_noise_var_are_refused():
         GPPosteriorEngine(K3, lam=1.0, representation="dense")
     for rep in ("arms", "played"):
         eng = GPPosteriorEngine(K3, lam=1.0, representation=rep)
-        for bad in (0.0, -1.0, math.nan, math.inf, "x"):
+        for bad in (0.0, -1.0, math.nan, -math.inf, "x"):
             with pytest.raises(ValueError, match="noise_var"):
                 eng.observe(0, 1.0, noise_var=bad)
         assert eng.t == 0 and np.all(eng.mean == 0)  # nothing changed
+        # An infinite noise variance is the limit of no information (a zero RCGP weight).
+        eng.observe(0, 1e300, noise_var=math.inf)
+        assert eng.t == 1 and np.all(eng.mean == 0) and np.all(eng.variance() == np.diag(K3))
 
 
 def test_sizes_beyond_memory_are_refused_before_allocating(monkeypatch):

@@ -94,6 +94,7 @@ array([0.5  , 0.875])
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -386,9 +387,14 @@ class GPPosteriorEngine:
         """Condition on one observation at ``arm`` with reward(s) ``y`` (scalar or (r,)).
 
         ``noise_var``: the observation's noise variance ``s2 > 0`` (``None``: ``lambda``).
+        ``s2 = inf`` is an observation without information (a zero RCGP weight): nothing
+        changes but ``t``.
         """
         if noise_var is None:
             noise = self.lam
+        elif isinstance(noise_var, numbers.Real) and noise_var == math.inf:
+            self.t += 1
+            return
         else:
             noise = check_real("GPPosteriorEngine", "noise_var", noise_var, 0.0, None, "neither")
         self._std = None

@@ -149,8 +149,8 @@ class OutlierGPUCB(GPUCB):
         arms = np.asarray(self._arms)
         y = np.asarray(self._ys)
         S, idx = np.unique(arms, return_inverse=True)
-        K = self.problem_.kernel_matrix
-        f_hat, var = student_t_laplace(K[np.ix_(S, S)], idx, y, self.nu_, self.scale_)
+        K_SS = self.problem_.kernel_block(S, S)
+        f_hat, var = student_t_laplace(K_SS, idx, y, self.nu_, self.scale_)
         noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
         flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + noise), self.nu_, self.alpha_)
         if np.mean(flags) <= self.max_frac_:  # safeguard (step 3)
@@ -169,7 +169,7 @@ class OutlierGPUCB(GPUCB):
             ys = np.asarray(self._ys)[inl]
             cnt = np.bincount(arms, minlength=self.n_)
             tot = np.bincount(arms, weights=ys, minlength=self.n_)
-            eng = GPPosteriorEngine(self.problem_.kernel_matrix, self.lam_)
+            eng = GPPosteriorEngine(self.problem_, self.lam_)
             for a in np.flatnonzero(cnt):
                 eng.observe(int(a), tot[a] / cnt[a], noise_var=self.lam_ / cnt[a])
             self.engine_ = eng

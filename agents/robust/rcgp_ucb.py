@@ -144,7 +144,7 @@ class RCGPUCB(GPUCB):
     def _f_bound(self, problem: Any) -> float:
         if self.schedule_ == "experiment":
             return self._constant(problem, "sup_f", override="L")
-        kappa = float(np.max(np.diagonal(problem.kernel_matrix)))
+        kappa = float(np.max(problem.kernel_diag()))
         return self._constant(problem, "B", override="L") * math.sqrt(max(kappa, 0.0))
 
     def _setup(self, problem: Any) -> None:
@@ -221,7 +221,7 @@ class RCGPUCBAdaptive(RCGPUCB):
         # beta_T needs the information gain of a run not yet played: L_R = L_A then.
         if self.schedule_ == "theory" and self.beta is None:
             return super()._default_L(problem)
-        kappa = float(np.max(np.diagonal(problem.kernel_matrix)))
+        kappa = float(np.max(problem.kernel_diag()))
         T = max(int(problem.horizon), 1)
         return self.beta_(T) * math.sqrt(max(kappa, 0.0)) + self._noise_bound(problem)
 
@@ -231,7 +231,7 @@ class RCGPUCBAdaptive(RCGPUCB):
             self.L_anchor_ = super()._default_L(problem)
         else:
             self.L_anchor_ = check_real(self._owner, "L_anchor", self.L_anchor, 0.0, None, "left")
-        self.anchor_ = GPPosteriorEngine(problem.kernel_matrix, self.lam_)
+        self.anchor_ = GPPosteriorEngine(problem, self.lam_)
         self._arms: list[int] = []
         self._ys: list[float] = []
 
@@ -253,7 +253,7 @@ class RCGPUCBAdaptive(RCGPUCB):
         n = self.n_
         P = np.bincount(arms, weights=prec, minlength=n)
         Z = np.bincount(arms, weights=(ys - sh) * prec, minlength=n)
-        eng = GPPosteriorEngine(self.problem_.kernel_matrix, lam)
+        eng = GPPosteriorEngine(self.problem_, lam)
         for a in np.flatnonzero(P > 0):
             eng.observe(int(a), Z[a] / P[a], noise_var=1.0 / P[a])
         self.engine_ = eng
