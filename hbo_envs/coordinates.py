@@ -60,6 +60,7 @@ def nearest_index(points: np.ndarray, x: Any, *, owner: str = "nearest_index") -
     if (
         arr is None
         or isinstance(x, bool | str)
+        or any(isinstance(v, bool | np.bool_) for v in np.ravel(np.asarray(x, dtype=object)))
         or arr.shape != (d,)
         or not np.all(np.isfinite(arr))
     ):
@@ -93,6 +94,10 @@ class CoordinateBandit:
         Every candidate attaining ``f*`` (BoTorch's ``_optimizers``).
     candidates : ndarray, shape (n, d)
         ``problem.points``: the points ``evaluate`` can play.
+
+    An env whose ``f`` changes every round (``hbo/StockPicking-v0``, Park–Lee App. D) has
+    no fixed optimum: ``optimal_value`` is then that of ``env.objective`` and the round's
+    best is ``last_info["best"]``.
 
     ``evaluate`` is one round of the episode; ``last_info`` holds the round's ``info``
     (``regret``, ``f``, ... — for the experimenter, not for the optimiser).

@@ -57,7 +57,10 @@ def test_coordinate_bandit_states_the_optimum_like_botorch(env_id: str) -> None:
     # f(x*) equals the stated optimum, and beats random points (BoTorch's test habit)
     for x_star in bench.optimizers:
         x, _ = bench.evaluate(x_star)
-        assert tuple(x) == x_star and bench.last_info["regret"] == 0.0
+        assert tuple(x) == x_star
+        if "best" in bench.last_info:  # StockPicking: f changes every round (no fixed f*)
+            continue
+        assert bench.last_info["regret"] == 0.0
         assert bench.last_info["f"] == bench.optimal_value
     rng = np.random.default_rng(0)
     for _ in range(5):
@@ -65,7 +68,7 @@ def test_coordinate_bandit_states_the_optimum_like_botorch(env_id: str) -> None:
         played, _ = bench.evaluate(x)
         i = int(np.argmin(((pts - x) ** 2).sum(axis=1)))  # the naive nearest
         assert np.array_equal(played, pts[i])
-        assert bench.last_info["f"] <= bench.optimal_value
+        assert bench.last_info["f"] <= bench.last_info.get("best", bench.optimal_value)
 
 
 def test_coordinate_bandit_bad_input() -> None:
