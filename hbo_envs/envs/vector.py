@@ -106,6 +106,19 @@ class GPBanditVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.horizon = first.horizon
         self._n = int(first.action_space.n)
+        # The batched path (one numpy call for f, regret and the batch arrays; each sub-env's
+        # own generator for its noise draw) serves the envs whose step is the base one: no
+        # adversary (_corrupt), no per-round f (StockPicking), no render trace. The others
+        # step their sub-envs one by one. Both give the single envs' numbers (tested).
+        cls = type(first)
+        self._batched = (
+            cls.step is GPBanditEnv.step
+            and cls._corrupt is GPBanditEnv._corrupt
+            and self.render_mode is None
+        )
+        self._f = np.zeros((self.num_envs, self._n))  # row i: f of sub-env i (this episode)
+        self._f_star = np.zeros(self.num_envs)
+        self._rows = np.arange(self.num_envs)
         self._obs = np.zeros(self.num_envs, dtype=np.int64)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._started = False
@@ -134,8 +147,9 @@ class GPBanditVectorEnv(VectorEnv):
         else:
             raise param_error(owner, "seed", "an int, a list of ints or None", seed)
         super().reset(seed=None)
-        for env, s in zip(self.envs, seeds, strict=True):
+        for i, (env, s) in enumerate(zip(self.envs, seeds, strict=True)):
             env.reset(seed=s, options=options)
+            self._pull_objective(i)
         self._autoreset[:] = False
         self._started = True
         return self._obs.copy(), {}
@@ -158,6 +172,8 @@ class GPBanditVectorEnv(VectorEnv):
                 f"an integer array of shape ({self.num_envs},) with entries in [0, {self._n - 1}]",
                 actions,
             )
+        if self._batched:
+            return self._step_batched(acts)
         k = self.num_envs
         rewards = np.zeros(k, dtype=np.float64)
         truncated = np.zeros(k, dtype=bool)
@@ -176,6 +192,51 @@ class GPBanditVectorEnv(VectorEnv):
             truncated,
             self._batch_info(infos, stepped),
         )
+
+    def _pull_objective(self, i: int) -> None:
+        """Row ``i`` of the batch's ``f`` and ``f*`` after sub-env ``i`` (re)drew its ``f``."""
+        env = self.envs[i]
+        self._f[i] = env._f
+        self._f_star[i] = env._f_star
+
+    def _step_batched(
+        self, acts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """:meth:`GPBanditEnv.step` for the whole batch (same numbers, see ``__init__``)."""
+        k = self.num_envs
+        fx = self._f[self._rows, acts]  # f(x_t) of every sub-env, one numpy call
+        rewards = np.zeros(k, dtype=np.float64)
+        t = np.zeros(k, dtype=np.int64)
+        stepped = ~self._autoreset
+        for i, (env, a, f_i) in enumerate(zip(self.envs, acts.tolist(), fx.tolist(), strict=True)):
+            if self._autoreset[i]:
+                env.reset()
+                self._pull_objective(i)
+                continue
+            if env._t >= env.horizon:  # pragma: no cover - autoreset prevents it
+                raise RuntimeError("sub-env episode is over; call reset()")
+            # the single env's draw: same channel call, same generator, same state
+            rewards[i] = env.channel.sample(f_i, a, env.np_random, env._channel_state)
+            env._t += 1
+            t[i] = env._t
+        if not np.all(np.isfinite(rewards)):  # pragma: no cover - channels guarantee it
+            raise FloatingPointError(f"non-finite reward in {rewards!r}")
+        truncated = stepped & (t >= self.horizon)
+        self._autoreset = truncated.copy()
+        if not stepped.any():
+            return self._obs.copy(), rewards, np.zeros(k, dtype=bool), truncated, {}
+        zeros = np.zeros(k)
+        regret = np.where(stepped, self._f_star - fx, 0.0)
+        info = {
+            "f": np.where(stepped, fx, 0.0),
+            "regret": regret,
+            "corruption": zeros,
+            "corruption_used": zeros.copy(),
+            "t": t,
+        }
+        for key in list(info):
+            info["_" + key] = stepped.copy()
+        return self._obs.copy(), rewards, np.zeros(k, dtype=bool), truncated, info
 
     def _batch_info(
         self, infos: list[dict[str, Any] | None], stepped: np.ndarray
