@@ -237,3 +237,23 @@ def test_vector_env_bad_input_is_named() -> None:
     for bad in (np.array([0]), np.array([0.5, 1.0]), np.array([0, 10**6]), [-1, 0]):
         with pytest.raises(ValueError, match="'actions' parameter"):
             envs.step(bad)
+
+
+def test_agents_plan_for_the_time_limit() -> None:
+    """MoM-GP-UCB's episode length ell = ceil(ln(2T/delta')) and N = floor(T/ell) (experiment
+    schedule, Park–Lee Alg. 2 line 2) follow max_episode_steps, as they follow horizon."""
+    import math
+
+    import agents
+
+    for k in (40, 5000):
+        plans = []
+        for kw in ({"max_episode_steps": k}, {"horizon": k}):
+            env = gym.make("hbo/RKHS1D-SymPareto-eps02-v0", **kw)
+            env.reset(seed=0)
+            agent = agents.make("mom-gp-ucb")
+            agent.reset(env.unwrapped.problem, seed=0)
+            assert agent.ell_ == math.ceil(math.log(2 * k / agent.delta_prime_))
+            assert agent.N_ == k // agent.ell_
+            plans.append((agent.ell_, agent.N_))
+        assert plans[0] == plans[1]
