@@ -255,7 +255,10 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     float.
 
     ## Episode End
-    ``truncated=True`` after ``horizon`` rounds; never ``terminated``.
+    ``truncated=True`` after ``horizon`` rounds; never ``terminated``. ``horizon`` is the
+    episode length everywhere: ``gym.make(id, max_episode_steps=k)`` sets it to ``k`` (the
+    same as ``horizon=k``; two different values are refused, :func:`resolve_horizon`) and
+    ``env.spec.max_episode_steps`` states it.
 
     ## Info
     Only for the harness (an agent must not read it): ``f`` (``f(x_t)``), ``regret``
@@ -278,6 +281,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     - Bad values of any argument raise ``ValueError``/``TypeError`` naming it, at
       construction; ``horizon`` is at most ``10**9``.
     - ``objective_seed``: seed of the objective drawn at construction.
+    - ``render_mode`` (every env): ``None``, ``"ansi"`` or ``"rgb_array"`` (:meth:`render`).
 
     ## Version History
     - v0: initial version.
