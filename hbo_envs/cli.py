@@ -25,12 +25,53 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = ["main"]
+
+log = logging.getLogger("hbo_envs.cli")
+
+#: Loggers the ``--verbose`` / ``--quiet`` options set (the two packages' roots).
+LOGGERS = ("hbo_envs", "agents")
+
+
+def _version() -> str:
+    from hbo_envs import __version__
+
+    return __version__
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A StreamHandler on whatever ``sys.stderr`` is when a record is emitted (so a
+    redirected or captured stderr gets the log, not the stream of the first call)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    """``logging`` for the two packages: WARNING by default, ``-v`` INFO, ``-vv`` DEBUG,
+    ``--quiet`` ERROR; one stderr handler (added once, so ``main`` can be called again)."""
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
+    if verbose >= 2:
+        level = logging.DEBUG
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        if not any(getattr(h, "_hbo_cli", False) for h in logger.handlers):
+            handler = _StderrHandler()
+            handler.setFormatter(logging.Formatter("hbo-bench: %(levelname)s: %(message)s"))
+            handler._hbo_cli = True  # type: ignore[attr-defined]
+            logger.addHandler(handler)
 
 
 def _add_exec_options(p: argparse.ArgumentParser) -> None:
@@ -44,7 +85,10 @@ def _add_exec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None, help="Ray address (default: $RAY_ADDRESS or local)")
     p.add_argument("--fresh", action="store_true", help="discard existing results in --out")
     p.add_argument(
-        "--no-progress", action="store_true", help="no progress bar (it is off when not a TTY)"
+        "--no-progress",
+        action="store_true",
+        help="no progress output (default: a bar on a TTY, otherwise a progress line every "
+        "$HBO_PROGRESS_INTERVAL seconds on stderr)",
     )
 
 
@@ -78,6 +122,23 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="hbo-bench",
         description="Benchmark bandit agents on heavy-tailed / corrupted kernelized bandits.",
+    )
+    from hbo_envs import __version__
+
+    ap.add_argument("--version", action="version", version=f"hbo-bench {__version__}")
+    loud = ap.add_mutually_exclusive_group()
+    loud.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log more on stderr (-v: INFO, -vv: DEBUG; default: WARNING)",
+    )
+    loud.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="log only errors on stderr, and no progress output",
     )
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -425,6 +486,10 @@ def _leaderboard_cli() -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hbo-bench`` console script."""
     args = _parser().parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
+    if args.quiet and hasattr(args, "no_progress"):
+        args.no_progress = True
+    log.debug("hbo-bench %s: %s", _version(), " ".join(sys.argv[1:] if argv is None else argv))
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, ValueError, TypeError) as exc:

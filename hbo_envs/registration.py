@@ -7,12 +7,22 @@ twice is harmless.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["ENV_SPECS", "ENV_IDS", "EnvEntry", "missing_data", "register_envs"]
+__all__ = [
+    "ENV_SPECS",
+    "ENV_IDS",
+    "EnvEntry",
+    "default_horizon",
+    "missing_data",
+    "register_envs",
+]
 
 
 @dataclass(frozen=True)
@@ -137,10 +147,58 @@ ENV_IDS: tuple[str, ...] = tuple(e.id for e in ENV_SPECS)
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_SPECS` with Gymnasium (idempotent)."""
+    """Register every id of :data:`ENV_SPECS` with Gymnasium (idempotent).
+
+    One rule for every id (so ids appended to :data:`ENV_SPECS` need nothing more):
+
+    - ``vector_entry_point``: :func:`hbo_envs.envs.vector.make_vector_env` bound to the
+      id's entry point, so ``gym.make_vec(id, num_envs=k,
+      vectorization_mode="vector_entry_point")`` builds the native vector env.
+    - ``max_episode_steps`` is left ``None`` in the registry on purpose: the episode length
+      is the env's ``horizon`` and ``gym.make(id).spec.max_episode_steps`` states it (see
+      :attr:`hbo_envs.envs.GPBanditEnv.spec`). A registered TimeLimit would cut
+      ``gym.make(id, horizon=k)`` at the default horizon whenever ``k`` is larger;
+      ``gym.make(id, max_episode_steps=k)`` sets the horizon to ``k`` instead.
+    """
     for e in ENV_SPECS:
         if e.id not in gym.registry:
-            gym.register(id=e.id, entry_point=e.entry_point, kwargs=dict(e.kwargs))
+            gym.register(
+                id=e.id,
+                entry_point=e.entry_point,
+                kwargs=dict(e.kwargs),
+                vector_entry_point=functools.partial(_make_vector_env, e.entry_point),
+            )
+
+
+def _make_vector_env(entry_point: str, **kwargs: Any) -> Any:
+    """Lazy import of :func:`hbo_envs.envs.vector.make_vector_env` (importing ``hbo_envs``
+    stays light: no env module is imported until an env is made)."""
+    from hbo_envs.envs.vector import make_vector_env
+
+    return make_vector_env(entry_point, **kwargs)
+
+
+def default_horizon(env_id: str) -> int:
+    """The episode length ``gym.make(env_id)`` has: the registered ``horizon`` keyword, or
+    the default of the entry point's ``horizon`` parameter (one rule for every id).
+
+    >>> default_horizon("hbo/RKHS-SE-StudentT-v0"), default_horizon("hbo/GPBandit-v0")
+    (20000, 1000)
+    """
+    register_envs()
+    if env_id not in gym.registry:
+        raise ValueError(
+            f"The 'env_id' parameter must be a registered id (hbo_envs.ENV_IDS). "
+            f"Got {env_id!r} instead."
+        )
+    spec = gym.spec(env_id)
+    if "horizon" in spec.kwargs:
+        return int(spec.kwargs["horizon"])
+    ep = spec.entry_point
+    if isinstance(ep, str):
+        module, _, attr = ep.partition(":")
+        ep = getattr(importlib.import_module(module), attr)
+    return int(inspect.signature(ep).parameters["horizon"].default)
 
 
 def missing_data(env_id: str) -> str | None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
 from hbo_envs.channels import RewardChannel, make_channel
 from hbo_envs.objectives import OBJECTIVES, Objective
@@ -19,12 +22,13 @@ from hbo_envs.validation import (
     MAX_HORIZON,
     ParameterTypeError,
     check_bool,
+    check_choice,
     check_index,
     check_int,
     param_error,
 )
 
-__all__ = ["GPBanditEnv", "ObjectiveSpec", "refuse_unknown_kwargs"]
+__all__ = ["GPBanditEnv", "ObjectiveSpec", "refuse_unknown_kwargs", "resolve_horizon"]
 
 _OBS = np.int64(0)  # the constant placeholder observation
 
@@ -49,7 +53,7 @@ def refuse_unknown_kwargs(init: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
-        unknown = sorted(set(kwargs) - names)
+        unknown = sorted(set(kwargs) - names - {"render_mode"})
         if unknown:
             bad = unknown[0]
             # TypeError, and Python's phrase kept: gymnasium.make relies on both (render_mode)
@@ -58,9 +62,91 @@ def refuse_unknown_kwargs(init: Callable[..., None]) -> Callable[..., None]:
                 f"parameter {bad!r}; its parameters are {', '.join(sorted(names, key=str.lower))}."
                 f" Got {bad}={kwargs[bad]!r} instead."
             )
+        render_mode = None
+        if "_hbo_init_started" not in self.__dict__:  # the outermost __init__ of the chain
+            self.__dict__["_hbo_init_started"] = True
+            # render_mode is Gymnasium's keyword: every env takes it, here in one place
+            render_mode = check_choice(
+                type(self).__name__,
+                "render_mode",
+                kwargs.pop("render_mode", None),
+                (None, *type(self).metadata.get("render_modes", ())),
+            )
+            if "horizon" in names and not args:
+                limit = _time_limit_of_enclosing_make(type(self).__name__, kwargs)
+                if limit is not None:
+                    kwargs["horizon"] = limit
+            init(self, *args, **kwargs)
+            self.render_mode = render_mode
+            return
         init(self, *args, **kwargs)
 
     return wrapper
+
+
+def resolve_horizon(owner: str, horizon: Any, max_episode_steps: Any) -> int | None:
+    """The one horizon rule: ``horizon`` and ``max_episode_steps`` name the same ``T``.
+
+    Returns the episode length when either is given (``None`` when neither is). Both
+    given and different is refused with the uniform error; ``max_episode_steps=-1``
+    (Gymnasium's "no TimeLimit") counts as not given. Used by every env (through
+    :func:`refuse_unknown_kwargs`) and by :class:`hbo_envs.envs.vector.GPBanditVectorEnv`.
+
+    >>> resolve_horizon("Env", None, 7), resolve_horizon("Env", 7, None)
+    (7, 7)
+    >>> resolve_horizon("Env", 5, 7)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'max_episode_steps' parameter of Env must be equal to horizon=5 (...
+    """
+    if max_episode_steps is None or (
+        not isinstance(max_episode_steps, bool) and max_episode_steps == -1
+    ):
+        return None if horizon is None else check_int(owner, "horizon", horizon, 1, MAX_HORIZON)
+    mes = check_int(owner, "max_episode_steps", max_episode_steps, 1, MAX_HORIZON)
+    if horizon is not None:
+        h = check_int(owner, "horizon", horizon, 1, MAX_HORIZON)
+        if h != mes:
+            raise param_error(
+                owner,
+                "max_episode_steps",
+                f"equal to horizon={h} (both are the episode length T: the problem's horizon, "
+                "the agents' schedules and the TimeLimit must agree; pass one of them)",
+                max_episode_steps,
+            )
+    return mes
+
+
+def _time_limit_of_enclosing_make(owner: str, kwargs: dict[str, Any]) -> int | None:
+    """The TimeLimit ``gymnasium.make`` is about to put on the env being built, if any.
+
+    ``gym.make(id, max_episode_steps=k)`` consumes ``k`` itself (the env never sees it) and
+    wraps the env in ``TimeLimit(k)`` after building it. So that ``problem.horizon``, the
+    agents' schedules and the TimeLimit agree, the env reads ``k`` from the ``make`` call
+    that is building it (the nearest ``gymnasium.envs.registration.make`` frame) and
+    takes it as its horizon; an explicit ``horizon=`` that differs is refused
+    (:func:`resolve_horizon`). Outside ``gym.make`` (direct construction) this is None.
+    """
+    from gymnasium.envs import registration as reg
+
+    code = reg.make.__code__
+    frame = sys._getframe(2)
+    for _ in range(12):  # make -> creator -> (wrapped) __init__: a few frames up at most
+        if frame is None:
+            return None
+        if frame.f_code is code:
+            loc = frame.f_locals
+            mes = loc.get("max_episode_steps")
+            spec = loc.get("env_spec")
+            if mes is None and spec is not None:
+                mes = getattr(spec, "max_episode_steps", None)
+            horizon = (loc.get("kwargs") or {}).get("horizon")  # what the caller passed
+            registered = gym.registry.get(getattr(spec, "id", None))
+            if registered is not None and horizon == registered.kwargs.get("horizon"):
+                horizon = None  # the registered default (make_vec re-passes it), not a choice
+            return resolve_horizon(owner, horizon, mes)
+        frame = frame.f_back
+    return None
 
 
 _POSITIVE = "positive_values"
@@ -96,13 +182,33 @@ def _positive_family(name: str, params: dict[str, Any]) -> bool:
     return bool(far > 0)
 
 
+class _Fixed:
+    """``rng -> objective``: always the same objective (a plain class, so envs pickle)."""
+
+    def __init__(self, objective: Objective) -> None:
+        self.objective = objective
+
+    def __call__(self, rng: np.random.Generator) -> Objective:
+        return self.objective
+
+
+class _Named:
+    """``rng -> OBJECTIVES[name](rng, **params)``, looked up by name so envs pickle."""
+
+    def __init__(self, name: str, params: dict[str, Any]) -> None:
+        self.name, self.params = name, params
+
+    def __call__(self, rng: np.random.Generator) -> Objective:
+        return OBJECTIVES[self.name](rng, **self.params)
+
+
 def _objective_factory(
     spec: ObjectiveSpec,
 ) -> tuple[Callable[[np.random.Generator], Objective], bool, bool]:
     """``(draw, random, positive)``: a function ``rng -> Objective``, whether it depends on
     ``rng``, and whether every draw is known to have ``f > 0``."""
     if isinstance(spec, Objective):
-        return (lambda rng: spec), False, bool(np.min(spec.values) > 0)
+        return _Fixed(spec), False, bool(np.min(spec.values) > 0)
     if isinstance(spec, str):
         spec = {"name": spec}
     if isinstance(spec, dict):
@@ -113,9 +219,8 @@ def _objective_factory(
                 f"Objective or a callable rng -> Objective). Got {spec!r} instead."
             )
         params = {k: v for k, v in spec.items() if k != "name"}
-        gen = OBJECTIVES[name]
         return (
-            (lambda rng: gen(rng, **params)),
+            _Named(name, params),
             not name.startswith("griewank"),
             _positive_family(name, params),
         )
@@ -150,7 +255,10 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     float.
 
     ## Episode End
-    ``truncated=True`` after ``horizon`` rounds; never ``terminated``.
+    ``truncated=True`` after ``horizon`` rounds; never ``terminated``. ``horizon`` is the
+    episode length everywhere: ``gym.make(id, max_episode_steps=k)`` sets it to ``k`` (the
+    same as ``horizon=k``; two different values are refused, :func:`resolve_horizon`) and
+    ``env.spec.max_episode_steps`` states it.
 
     ## Info
     Only for the harness (an agent must not read it): ``f`` (``f(x_t)``), ``regret``
@@ -173,6 +281,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     - Bad values of any argument raise ``ValueError``/``TypeError`` naming it, at
       construction; ``horizon`` is at most ``10**9``.
     - ``objective_seed``: seed of the objective drawn at construction.
+    - ``render_mode`` (every env): ``None``, ``"ansi"`` or ``"rgb_array"`` (:meth:`render`).
 
     ## Version History
     - v0: initial version.
@@ -185,7 +294,25 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
     ['corruption', 'corruption_used', 'f', 'regret', 't']
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    render_mode: str | None = None
+
+    @property
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+        """Gymnasium's ``EnvSpec`` of this env, with ``max_episode_steps`` = its horizon.
+
+        ``gym.make`` sets the spec; the horizon is the env's episode length whichever way it
+        was given (``horizon=`` or ``max_episode_steps=``), so the spec states it too.
+        """
+        spec = self.__dict__.get("_spec")
+        if spec is not None and spec.max_episode_steps != self.horizon:
+            spec = dataclasses.replace(spec, max_episode_steps=self.horizon)
+        return spec
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        self.__dict__["_spec"] = value
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -234,6 +361,8 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         self._t: int | None = None  # None until the first reset
         self._channel_state: Any = None
         self._corruption_used = 0.0
+        self._trace: list[tuple[int, float, float, float]] | None = None  # rendering only
+        self.agent: Any = None  # an agent attached for rendering its posterior band
 
     # -- problem construction ---------------------------------------------------------
     def _set_objective(self, obj: Objective) -> None:
@@ -276,6 +405,7 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         self._channel_state = self.channel.new_episode(self._f, self.np_random)
         self._t = 0
         self._corruption_used = 0.0
+        self._trace = [] if self.render_mode is not None else None
         return _OBS, {}
 
     def _check_action(self, action: Any) -> int:
@@ -303,6 +433,8 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
         if not math.isfinite(y):  # pragma: no cover - channels guarantee finite draws
             raise FloatingPointError(f"non-finite reward {y!r} at action {a}")
         self._t += 1
+        if self._trace is not None:  # only with a render_mode: (arm, y, regret, c used)
+            self._trace.append((a, float(y), self._f_star - fx, self._corruption_used))
         info = {
             "f": fx,
             "regret": self._f_star - fx,
@@ -311,3 +443,37 @@ class GPBanditEnv(gym.Env[np.int64, np.int64]):
             "t": self._t,
         }
         return _OBS, float(y), False, self._t >= self.horizon, info
+
+    # -- rendering ----------------------------------------------------------------------
+    def attach_agent(self, agent: Any) -> None:
+        """Show ``agent``'s posterior band (:meth:`~agents.protocol.Agent.posterior`) in the
+        ``"rgb_array"`` picture; ``None`` detaches. The env never reads anything else from
+        the agent, and rendering is the only use."""
+        if agent is not None and not callable(getattr(agent, "posterior", None)):
+            raise param_error(
+                type(self).__name__, "agent", "an Agent with a posterior() method, or None", agent
+            )
+        self.agent = agent
+
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """Gymnasium's render for the ``render_mode`` chosen at construction.
+
+        - ``"ansi"``: one line per played round, ``t  arm  x  reward  regret  corruption
+          used`` (the last 20 rounds of the episode).
+        - ``"rgb_array"``: an ``(H, W, 3)`` ``uint8`` picture (matplotlib Agg) of ``f`` over
+          the candidate set with the played arms; 1-D: the curve, 2-D: a heat map, higher-D
+          or data: ``f`` by arm sorted by value, beside the cumulative regret trace. When an
+          agent is attached (:meth:`attach_agent`) its estimate ± width is drawn as a band.
+        - ``None``: nothing (Gymnasium's convention).
+        """
+        from hbo_envs.envs.render import render_ansi, render_rgb
+
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render() without a render_mode; pass render_mode='ansi' or "
+                "'rgb_array' to gym.make."
+            )
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(self)
+        return render_rgb(self)

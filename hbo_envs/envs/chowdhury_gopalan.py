@@ -3,6 +3,7 @@ Heavy-tailed Payoffs", §6 (synthetic data and the "effect of truncation" demo).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,20 @@ from hbo_envs.objectives import chowdhury_gopalan_synthetic, random_rkhs
 from hbo_envs.validation import check_choice
 
 __all__ = ["ChowdhuryGopalanSyntheticEnv", "TruncationDemoEnv"]
+
+
+def _spike_demo_objective(rng: np.random.Generator) -> Any:
+    """The Fig. 1f objective: SE (l = 0.2) kernel sum, 100 points, a_i ~ U[0, 1], max f = 1."""
+    return random_rkhs(
+        rng,
+        {"name": "se", "lengthscale": 0.2},
+        100,
+        1,
+        100,
+        "positive",
+        True,
+        "spike-demo-se",
+    )
 
 
 class ChowdhuryGopalanSyntheticEnv(GPBanditEnv):
@@ -78,9 +93,8 @@ class ChowdhuryGopalanSyntheticEnv(GPBanditEnv):
             StudentT(df=3.0, alpha=1.0) if noise == "student_t" else Pareto(shape=2.0, alpha=0.9)
         )
 
-        def draw(rng: np.random.Generator) -> Any:
-            return chowdhury_gopalan_synthetic(rng, kernel=kernel, coeffs=coeffs)
-
+        # a partial, not a closure: the env pickles (plain pickle) and deep-copies
+        draw = functools.partial(chowdhury_gopalan_synthetic, kernel=kernel, coeffs=coeffs)
         # U[0, 1] coefficients on a kernel positive over [0, 1] (l = 0.2): f > 0 always.
         draw.positive_values = coeffs == "positive"  # type: ignore[attr-defined]
 
@@ -139,17 +153,7 @@ class TruncationDemoEnv(GPBanditEnv):
         redraw: bool = False,
         name: str = "",
     ) -> None:
-        def draw(rng: np.random.Generator) -> Any:
-            return random_rkhs(
-                rng,
-                {"name": "se", "lengthscale": 0.2},
-                100,
-                1,
-                100,
-                "positive",
-                True,
-                "spike-demo-se",
-            )
+        draw = _spike_demo_objective  # a module function, not a closure: the env pickles
 
         super().__init__(
             draw,

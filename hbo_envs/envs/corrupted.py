@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -325,8 +326,8 @@ class CorruptedSEEnv(CorruptedEnv):
         objective_seed: int = 0,
         name: str = "",
     ) -> None:
-        def draw(rng: np.random.Generator) -> Objective:
-            return chowdhury_gopalan_synthetic(rng, kernel="se", coeffs="symmetric")
+        # a partial, not a closure: the env pickles (plain pickle) and deep-copies
+        draw = functools.partial(chowdhury_gopalan_synthetic, kernel="se", coeffs="symmetric")
 
         adv = make_adversary(adversary)
         super().__init__(

@@ -3,6 +3,7 @@ Process Bandit Optimization under Heavy-tailed Noise", §5 (synthetic data, Fig.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,15 @@ __all__ = ["ParkLeeEnv", "PARETO_SCALE"]
 #: lambda_z = 1 / 0.1 / 0.01: random 0.93 / 0.93 / 0.93, gp-ucb 0.93 / 0.80 / 0.37,
 #: ca-tgp-ucb 0.94 / 0.93 / 0.90, mom-gp-ucb 0.94 / 0.93 / 0.85, tgp-ucb 0.94 / 0.93 / 0.92.
 PARETO_SCALE = {"rkhs1d": 1.0, "griewank2d": 0.01, "griewank5d": 0.01}
+
+
+def _draw(objective: str, lengthscale: float, rng: np.random.Generator) -> Any:
+    """The objective of :class:`ParkLeeEnv` (a module function: the env pickles)."""
+    if objective == "rkhs1d":
+        return park_lee_rkhs1d(rng, lengthscale=lengthscale)
+    if objective == "griewank2d":
+        return griewank_2d(lengthscale=lengthscale)
+    return griewank_5d(lengthscale=lengthscale)
 
 
 class ParkLeeEnv(GPBanditEnv):
@@ -90,12 +100,8 @@ class ParkLeeEnv(GPBanditEnv):
             type(self).__name__, "objective", objective, ("rkhs1d", "griewank2d", "griewank5d")
         )
 
-        def draw(rng: np.random.Generator) -> Any:
-            if objective == "rkhs1d":
-                return park_lee_rkhs1d(rng, lengthscale=lengthscale)
-            if objective == "griewank2d":
-                return griewank_2d(lengthscale=lengthscale)
-            return griewank_5d(lengthscale=lengthscale)
+        # a partial, not a closure: the env pickles (plain pickle) and deep-copies
+        draw = functools.partial(_draw, objective, lengthscale)
 
         if scale is None:
             scale = PARETO_SCALE[objective]

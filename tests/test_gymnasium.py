@@ -1,0 +1,259 @@
+"""Gymnasium conventions, tested over the whole registry (a new id needs no new test code):
+one horizon (``horizon`` = ``max_episode_steps`` = ``problem.horizon``), render modes,
+plain pickling and deep copies, and the native vector env against ``SyncVectorEnv``."""
+
+from __future__ import annotations
+
+import copy
+import doctest
+import importlib
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import hbo_envs
+from hbo_envs.envs import GPBanditEnv
+from hbo_envs.envs.base import resolve_horizon
+from hbo_envs.envs.vector import GPBanditVectorEnv
+from hbo_envs.registration import default_horizon, missing_data
+
+IDS = list(hbo_envs.ENV_IDS)
+
+
+@pytest.fixture(scope="module", params=IDS)
+def env_id(request: pytest.FixtureRequest) -> str:
+    if need := missing_data(request.param):
+        pytest.skip(f"{request.param} needs the {need!r} data set (hbo-bench data fetch {need})")
+    return request.param
+
+
+def _actions(n: int, steps: int) -> list[int]:
+    return [int((7 * t + 3) % n) for t in range(steps)]
+
+
+# -- one horizon -----------------------------------------------------------------------------
+def test_default_spec_states_the_horizon(env_id: str) -> None:
+    env = gym.make(env_id)
+    assert env.spec.max_episode_steps == env.unwrapped.problem.horizon == default_horizon(env_id)
+
+
+def test_max_episode_steps_is_the_horizon(env_id: str) -> None:
+    env = gym.make(env_id, max_episode_steps=7)
+    u = env.unwrapped
+    assert u.horizon == u.problem.horizon == env.spec.max_episode_steps == 7
+    env.reset(seed=1)
+    u.attach_agent(None)
+    truncs = [env.step(a)[3] for a in _actions(u.problem.n, 7)]
+    assert truncs == [False] * 6 + [True]
+    with pytest.raises(RuntimeError, match="episode is over"):  # the env itself ends at 7
+        u.step(0)
+    same = gym.make(env_id, horizon=7)
+    assert same.spec.max_episode_steps == same.unwrapped.problem.horizon == 7
+    both = gym.make(env_id, horizon=7, max_episode_steps=7)
+    assert both.unwrapped.problem.horizon == 7
+
+
+def test_two_different_horizons_are_refused(env_id: str) -> None:
+    with pytest.raises(ValueError, match=r"'max_episode_steps' parameter .* horizon=7.*Got 8"):
+        gym.make(env_id, horizon=7, max_episode_steps=8)
+
+
+def test_horizon_larger_than_the_default_is_not_cut() -> None:
+    env = gym.make("hbo/Corrupted-SE-None-v0", horizon=default_horizon("hbo/GPBandit-v0") * 3)
+    assert env.spec.max_episode_steps == env.unwrapped.problem.horizon == 3000
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True, "7", 10**10])
+def test_bad_max_episode_steps_named(bad: object) -> None:
+    with pytest.raises((ValueError, TypeError), match="max_episode_steps"):
+        gym.make("hbo/GPBandit-v0", max_episode_steps=bad)
+
+
+def test_no_time_limit_keeps_the_horizon() -> None:
+    env = gym.make("hbo/GPBandit-v0", max_episode_steps=-1, horizon=4)
+    assert env.unwrapped.problem.horizon == env.spec.max_episode_steps == 4
+
+
+def test_resolve_horizon_by_hand() -> None:
+    assert resolve_horizon("E", None, None) is None
+    assert resolve_horizon("E", 3, None) == resolve_horizon("E", None, 3) == 3
+    assert resolve_horizon("E", 3, -1) == 3
+    with pytest.raises(ValueError, match="'horizon' parameter of E"):
+        resolve_horizon("E", 0, None)
+
+
+def test_gymnasium_modules_doctests() -> None:
+    for name in ("hbo_envs.envs.base", "hbo_envs.envs.render", "hbo_envs.envs.vector"):
+        res = doctest.testmod(
+            importlib.import_module(name),
+            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+        )
+        assert res.attempted > 0 and res.failed == 0, name
+
+
+# -- render ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_check_env_with_render_mode(env_id: str, mode: str) -> None:
+    env = gym.make(env_id, horizon=20, render_mode=mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # check_env must stay clean: no warning either
+        check_env(env.unwrapped)
+
+
+def test_render_shows_the_played_rounds(env_id: str) -> None:
+    env = gym.make(env_id, horizon=20, render_mode="rgb_array")
+    u = env.unwrapped
+    env.reset(seed=0)
+    before = env.render()
+    assert before.dtype == np.uint8 and before.ndim == 3 and before.shape[2] == 3
+    acts = _actions(u.problem.n, 5)
+    for a in acts:
+        env.step(a)
+    after = env.render()
+    assert after.shape == before.shape and not np.array_equal(before, after)
+    text = gym.make(env_id, horizon=20, render_mode="ansi")
+    text.reset(seed=0)
+    rows = []
+    for a in acts:
+        _, r, _, _, info = text.step(a)
+        rows.append((a, r, info["regret"]))
+    lines = text.render().strip().splitlines()
+    assert len(lines) == 1 + len(acts)
+    for line, (t, (a, r, regret)) in zip(lines[1:], enumerate(rows, 1), strict=True):
+        cells = line.split()
+        assert int(cells[0]) == t and int(cells[1]) == a
+        assert float(cells[-3]) == pytest.approx(r, rel=1e-3, abs=1e-3)
+        assert float(cells[-2]) == pytest.approx(regret, rel=1e-3, abs=1e-3)
+
+
+def test_render_draws_an_attached_agents_band() -> None:
+    import agents
+
+    env = gym.make("hbo/RKHS-SE-StudentT-v0", horizon=10, render_mode="rgb_array")
+    u = env.unwrapped
+    env.reset(seed=0)
+    plain = env.render()
+    agent = agents.make("gp-ucb")
+    agent.reset(u.problem, seed=0)
+    u.attach_agent(agent)
+    with_band = env.render()
+    assert not np.array_equal(plain, with_band)
+    u.attach_agent(None)
+    assert np.array_equal(env.render(), plain)
+    with pytest.raises(ValueError, match="'agent' parameter"):
+        u.attach_agent(3)
+
+
+def test_render_without_mode_returns_none_and_bad_modes_are_named() -> None:
+    env = gym.make("hbo/GPBandit-v0", horizon=3)
+    env.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert env.render() is None
+    with pytest.raises(ValueError, match=r"'render_mode' parameter of GPBanditEnv.*'rgb_array'"):
+        GPBanditEnv(render_mode="video")
+    env = gym.make("hbo/GPBandit-v0", render_mode=None)  # tools pass it explicitly
+    assert env.render_mode is None
+
+
+# -- pickling and copying --------------------------------------------------------------------
+def test_pickle_and_deepcopy_continue_the_episode(env_id: str) -> None:
+    env = gym.make(env_id, horizon=12)
+    u = env.unwrapped
+    env.reset(seed=3)
+    acts = _actions(u.problem.n, 12)
+    for a in acts[:4]:
+        env.step(a)
+    clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    rest = [env.step(a)[1] for a in acts[4:]]
+    for clone in clones:
+        assert clone.spec.max_episode_steps == 12
+        assert [clone.step(a)[1] for a in acts[4:]] == rest
+
+
+# -- the native vector env -------------------------------------------------------------------
+def test_vector_env_equals_sync_vector_env(env_id: str) -> None:
+    k, horizon, steps = 3, 3, 8  # through two autoresets
+    native = gym.make_vec(
+        env_id, num_envs=k, vectorization_mode="vector_entry_point", horizon=horizon
+    )
+    sync = gym.make_vec(env_id, num_envs=k, vectorization_mode="sync", horizon=horizon)
+    assert isinstance(native.unwrapped, GPBanditVectorEnv)
+    assert native.action_space == sync.action_space
+    o1, _ = native.reset(seed=11)
+    o2, _ = sync.reset(seed=11)
+    assert np.array_equal(o1, o2)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        a = rng.integers(0, native.single_action_space.n, size=k)
+        r1, r2 = native.step(a), sync.step(a)
+        for x, y in zip(r1[:4], r2[:4], strict=True):
+            assert np.array_equal(x, y)
+        assert r1[4].keys() == r2[4].keys()
+        for key in r1[4]:
+            assert np.array_equal(r1[4][key], r2[4][key]), key
+
+
+def test_vector_env_equals_single_envs_and_takes_max_episode_steps() -> None:
+    k = 4
+    vec = gym.make_vec(
+        "hbo/RKHS-SE-StudentT-v0",
+        num_envs=k,
+        vectorization_mode="vector_entry_point",
+        max_episode_steps=5,
+    )
+    assert vec.unwrapped.horizon == 5
+    vec.reset(seed=[5, 6, 7, 8])
+    singles = [gym.make("hbo/RKHS-SE-StudentT-v0", horizon=5) for _ in range(k)]
+    for i, e in enumerate(singles):
+        e.reset(seed=5 + i)
+    for t in range(5):
+        a = np.arange(k) * 10 + t
+        _, r, _, trunc, info = vec.step(a)
+        single = [e.step(int(a[i])) for i, e in enumerate(singles)]
+        assert r.tolist() == [s[1] for s in single]
+        assert info["regret"].tolist() == [s[4]["regret"] for s in single]
+        assert trunc.tolist() == [s[3] for s in single]
+
+
+def test_vector_env_bad_input_is_named() -> None:
+    def vec(**kw: object) -> gym.vector.VectorEnv:
+        return gym.make_vec("hbo/GPBandit-v0", vectorization_mode="vector_entry_point", **kw)
+
+    with pytest.raises(ValueError, match="'num_envs' parameter"):
+        vec(num_envs=0)
+    with pytest.raises(ValueError, match="'max_episode_steps' parameter"):
+        vec(num_envs=2, horizon=3, max_episode_steps=4)
+    envs = vec(num_envs=2, horizon=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.array([0, 1]))
+    with pytest.raises(ValueError, match="'seed' parameter"):
+        envs.reset(seed=[1, 2, 3])
+    envs.reset(seed=0)
+    for bad in (np.array([0]), np.array([0.5, 1.0]), np.array([0, 10**6]), [-1, 0]):
+        with pytest.raises(ValueError, match="'actions' parameter"):
+            envs.step(bad)
+
+
+def test_agents_plan_for_the_time_limit() -> None:
+    """MoM-GP-UCB's episode length ell = ceil(ln(2T/delta')) and N = floor(T/ell) (experiment
+    schedule, Park–Lee Alg. 2 line 2) follow max_episode_steps, as they follow horizon."""
+    import math
+
+    import agents
+
+    for k in (40, 5000):
+        plans = []
+        for kw in ({"max_episode_steps": k}, {"horizon": k}):
+            env = gym.make("hbo/RKHS1D-SymPareto-eps02-v0", **kw)
+            env.reset(seed=0)
+            agent = agents.make("mom-gp-ucb")
+            agent.reset(env.unwrapped.problem, seed=0)
+            assert agent.ell_ == math.ceil(math.log(2 * k / agent.delta_prime_))
+            assert agent.N_ == k // agent.ell_
+            plans.append((agent.ell_, agent.N_))
+        assert plans[0] == plans[1]
