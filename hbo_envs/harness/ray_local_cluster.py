@@ -132,22 +132,31 @@ class LoopbackCluster:
         """``ray`` of this interpreter (``python -m ray.scripts.scripts`` is the same CLI)."""
         return [sys.executable, "-m", "ray.scripts.scripts"]
 
-    def start_command(self, index: int) -> list[str]:
-        """The ``ray start`` of node ``index`` (0 is the head)."""
-        cmd = ["start"]
+    def recipe_command(self, index: int) -> list[str]:
+        """The ``ray start`` of node ``index`` (0 is the head) as ``docs/cluster.md`` shows it."""
         if index == 0:
-            cmd += ["--head", "--port", str(self.port), "--include-dashboard", "false"]
+            cmd = ["start", "--head", "--port", str(self.port)]
         else:
-            cmd += ["--address", self.address]
-        cmd += ["--node-ip-address", HOST, "--num-cpus", str(self.cpus_per_node)]
+            cmd = ["start", "--address", self.address]
+        return cmd + ["--node-ip-address", HOST, "--num-cpus", str(self.cpus_per_node)]
+
+    def start_command(self, index: int) -> list[str]:
+        """:meth:`recipe_command` plus what a shared test machine needs: a small object
+        store, free ports, a private ``--temp-dir``, ``--block`` (stoppable by pid)."""
+        cmd = self.recipe_command(index)
+        if index == 0:
+            cmd += ["--include-dashboard", "false"]
         cmd += ["--object-store-memory", str(self.object_store_mb * 1024 * 1024)]
         cmd += ["--disable-usage-stats"]
-        cmd += ["--node-manager-port", str(free_port())]
-        cmd += ["--object-manager-port", str(free_port())]
-        cmd += ["--dashboard-agent-listen-port", str(free_port())]
-        cmd += ["--dashboard-agent-grpc-port", str(free_port())]
-        cmd += ["--runtime-env-agent-port", str(free_port())]
-        cmd += ["--metrics-export-port", str(free_port())]
+        for flag in (
+            "--node-manager-port",
+            "--object-manager-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port",
+            "--metrics-export-port",
+        ):
+            cmd += [flag, str(free_port())]
         cmd += ["--temp-dir", str(self.root / "ray"), "--block"]
         return cmd
 
