@@ -1,0 +1,124 @@
+"""Ray backend benchmark: cells per second on 1 node vs 2 nodes, and per-cell overhead.
+
+All on this machine, over loopback, with the same 2 CPUs in total (so a difference between
+the set-ups is overhead, not scale-out; on real machines each node brings its own CPUs):
+
+- ``loky``: the local backend, loky's reusable pool, 2 workers;
+- ``ray 1 node``: a :class:`~hbo_envs.harness.ray_local_cluster.LoopbackCluster` head with
+  2 CPUs (a real ``ray start`` process, token auth on), driven with ``--address``;
+- ``ray 2 nodes``: a head and a worker node with 1 CPU each.
+
+Two workloads, each run once to warm up (Ray starts its worker processes, loky its pool)
+and then timed ``--reps`` times (the best is printed, and the median):
+
+- ``real``: GP-UCB on ``hbo/RKHS-SE-StudentT-v0``, horizon 300 (a cell takes ~0.1-1 s);
+  cells per second;
+- ``tiny``: the random agent, horizon 5 (the cell itself takes ~1 ms): the wall time per
+  cell x 2 CPUs is the backend's per-cell overhead (scheduling, serialising the cell and
+  its record table, the driver writing nothing: no ``--out``).
+
+The load average of the machine is printed beside every number: on a machine shared with
+other processes the numbers are only as good as its idleness.
+
+Usage::
+
+    python benchmarks/bench_ray.py            # 24 real cells, 200 tiny cells, 3 reps
+    python benchmarks/bench_ray.py --quick    # 8 real, 60 tiny, 2 reps
+
+Measured: see the end of this docstring (filled from a run of this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import time
+
+from hbo_envs.harness import AgentSpec, build_cells, run_sweep
+from hbo_envs.harness.ray_local_cluster import LoopbackCluster
+
+
+def load() -> str:
+    return "load avg {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def workloads(n_real: int, n_tiny: int) -> dict[str, list]:
+    real = build_cells(
+        ["hbo/RKHS-SE-StudentT-v0"], [AgentSpec("gp-ucb")], range(n_real), horizon=300
+    )
+    tiny = build_cells(["hbo/RKHS-SE-Spike-v0"], [AgentSpec("random")], range(n_tiny), horizon=5)
+    return {"real": real, "tiny": tiny}
+
+
+def timed(cells: list, reps: int, **kw) -> list[float]:
+    res = run_sweep(cells[: max(2, len(cells) // 4)], progress=False, **kw)  # warm-up
+    assert res.ok, res.failures[:1]
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        res = run_sweep(cells, progress=False, **kw)
+        out.append(time.perf_counter() - t0)
+        assert res.ok and res.ran == len(cells), res.failures[:1]
+    return out
+
+
+def report(name: str, work: str, n: int, walls: list[float]) -> dict[str, float]:
+    best, med = min(walls), statistics.median(walls)
+    row = {"cells_per_s": n / best, "overhead_ms": 2 * best / n * 1e3}
+    extra = (
+        f"{row['cells_per_s']:7.2f} cells/s"
+        if work == "real"
+        else f"{row['overhead_ms']:7.2f} ms per cell (wall x 2 CPUs / cells)"
+    )
+    print(
+        f"{name:<12} {work:<5} {n:4d} cells  best {best:6.2f} s  median {med:6.2f} s  "
+        f"{extra}   [{load()}]",
+        flush=True,
+    )
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=None)
+    a = ap.parse_args()
+    n_real, n_tiny, reps = (8, 60, 2) if a.quick else (24, 200, 3)
+    reps = a.reps or reps
+    work = workloads(n_real, n_tiny)
+    print(f"machine: {os.cpu_count()} CPUs, {load()} at start", flush=True)
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+
+    for w, cells in work.items():
+        rows[("loky", w)] = report("loky", w, len(cells), timed(cells, reps, workers=2))
+
+    import ray
+
+    token = secrets.token_hex(16)  # one token for both clusters (Ray caches it)
+    for nodes, cpus in ((1, 2), (2, 1)):
+        name = f"ray {nodes} node" + ("s" if nodes > 1 else "")
+        t0 = time.perf_counter()
+        with LoopbackCluster(nodes=nodes, cpus_per_node=cpus, token=token) as cl:
+            print(f"{name}: cluster up in {time.perf_counter() - t0:.1f} s", flush=True)
+            os.environ["RAY_AUTH_TOKEN"] = cl.token
+            try:
+                for w, cells in work.items():
+                    walls = timed(cells, reps, backend="ray", address=cl.address)
+                    rows[(name, w)] = report(name, w, len(cells), walls)
+            finally:
+                ray.shutdown()
+
+    print("\nside by side (same 2 CPUs; differences are overhead):")
+    base = rows[("loky", "real")]["cells_per_s"]
+    for name in ("loky", "ray 1 node", "ray 2 nodes"):
+        r, t = rows[(name, "real")], rows[(name, "tiny")]
+        print(
+            f"  {name:<12} real: {r['cells_per_s']:6.2f} cells/s ({r['cells_per_s'] / base:4.2f}x "
+            f"loky)   tiny: {t['overhead_ms']:6.2f} ms overhead per cell"
+        )
+
+
+if __name__ == "__main__":
+    main()
