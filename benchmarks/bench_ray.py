@@ -52,32 +52,39 @@ def workloads(n_real: int, n_tiny: int) -> dict[str, list]:
     return {"real": real, "tiny": tiny}
 
 
-def timed(cells: list, reps: int, **kw) -> list[float]:
-    res = run_sweep(cells[: max(2, len(cells) // 4)], progress=False, **kw)  # warm-up
-    assert res.ok, res.failures[:1]
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        res = run_sweep(cells, progress=False, **kw)
-        out.append(time.perf_counter() - t0)
-        assert res.ok and res.ran == len(cells), res.failures[:1]
-    return out
+def best_and_median(walls: list[float]) -> tuple[float, float]:
+    return min(walls), statistics.median(walls)
 
 
-def report(name: str, work: str, n: int, walls: list[float]) -> dict[str, float]:
-    best, med = min(walls), statistics.median(walls)
-    row = {"cells_per_s": n / best, "overhead_ms": 2 * best / n * 1e3}
-    extra = (
-        f"{row['cells_per_s']:7.2f} cells/s"
-        if work == "real"
-        else f"{row['overhead_ms']:7.2f} ms per cell (wall x 2 CPUs / cells)"
-    )
-    print(
-        f"{name:<12} {work:<5} {n:4d} cells  best {best:6.2f} s  median {med:6.2f} s  "
-        f"{extra}   [{load()}]",
-        flush=True,
-    )
-    return row
+def bench(cl: LoopbackCluster, name: str, work: dict[str, list], reps: int) -> None:
+    """Per workload, ``reps`` rounds of: in-process (1 CPU), loky (2 workers), Ray on
+    ``cl`` -- interleaved, so the three see the same load; after one warm-up each."""
+    runs = {
+        "in-process": dict(workers=1),
+        "loky": dict(workers=2),
+        name: dict(backend="ray", address=cl.address),
+    }
+    for w, cells in work.items():
+        walls: dict[str, list[float]] = {k: [] for k in runs}
+        for kw in runs.values():  # warm-up: Ray and loky start their workers
+            assert run_sweep(cells[: max(2, len(cells) // 4)], progress=False, **kw).ok
+        for _ in range(reps):
+            for k, kw in runs.items():
+                t0 = time.perf_counter()
+                res = run_sweep(cells, progress=False, **kw)
+                walls[k].append(time.perf_counter() - t0)
+                assert res.ok and res.ran == len(cells), res.failures[:1]
+        n = len(cells)
+        serial = min(walls["in-process"])
+        print(f"  {w} ({n} cells), {load()}:", flush=True)
+        for k in runs:
+            best, med = best_and_median(walls[k])
+            cpus = 1 if k == "in-process" else 2
+            line = f"    {k:<12} best {best:6.2f} s  median {med:6.2f} s  {n / best:7.2f} cells/s"
+            if cpus == 2:
+                over = (cpus * best - serial) / n * 1e3
+                line += f"  overhead {over:6.1f} ms per cell  ({serial / best:4.2f}x in-process)"
+            print(line, flush=True)
 
 
 def main() -> None:
@@ -89,35 +96,23 @@ def main() -> None:
     reps = a.reps or reps
     work = workloads(n_real, n_tiny)
     print(f"machine: {os.cpu_count()} CPUs, {load()} at start", flush=True)
-    rows: dict[tuple[str, str], dict[str, float]] = {}
-
-    for w, cells in work.items():
-        rows[("loky", w)] = report("loky", w, len(cells), timed(cells, reps, workers=2))
 
     import ray
 
     token = secrets.token_hex(16)  # one token for both clusters (Ray caches it)
+    os.environ["RAY_AUTH_TOKEN"] = token
     for nodes, cpus in ((1, 2), (2, 1)):
         name = f"ray {nodes} node" + ("s" if nodes > 1 else "")
         t0 = time.perf_counter()
         with LoopbackCluster(nodes=nodes, cpus_per_node=cpus, token=token) as cl:
-            print(f"{name}: cluster up in {time.perf_counter() - t0:.1f} s", flush=True)
-            os.environ["RAY_AUTH_TOKEN"] = cl.token
+            print(
+                f"{name} ({nodes} x {cpus} CPU): cluster up in {time.perf_counter() - t0:.1f} s",
+                flush=True,
+            )
             try:
-                for w, cells in work.items():
-                    walls = timed(cells, reps, backend="ray", address=cl.address)
-                    rows[(name, w)] = report(name, w, len(cells), walls)
+                bench(cl, name, work, reps)
             finally:
                 ray.shutdown()
-
-    print("\nside by side (same 2 CPUs; differences are overhead):")
-    base = rows[("loky", "real")]["cells_per_s"]
-    for name in ("loky", "ray 1 node", "ray 2 nodes"):
-        r, t = rows[(name, "real")], rows[(name, "tiny")]
-        print(
-            f"  {name:<12} real: {r['cells_per_s']:6.2f} cells/s ({r['cells_per_s'] / base:4.2f}x "
-            f"loky)   tiny: {t['overhead_ms']:6.2f} ms overhead per cell"
-        )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,12 @@ def other(version: str) -> str:
     return f"{head}.{int(last) + 1}"
 
 
+@pytest.fixture(autouse=True)
+def no_token_mode_switch(monkeypatch):
+    """The checks here never switch this test process into Ray's token mode."""
+    monkeypatch.setattr(rb, "_enable_token_mode", lambda: None)
+
+
 @pytest.fixture
 def listening():
     """A loopback port that accepts TCP connections (and never speaks Ray)."""
@@ -235,3 +241,16 @@ def test_a_task_error_is_not_retried(monkeypatch, cells) -> None:
     out = {r.spec.seed: r for r in rb.run_on_ray(cells, workers=2)}
     assert fake.attempts[3] == 1 and out[3].status == "failed"
     assert "ray_attempts" not in out[3].info
+
+
+def test_hbo_bench_missing_on_a_worker_names_the_fix(monkeypatch, cells) -> None:
+    cause = ModuleNotFoundError("No module named 'hbo_envs'")
+    tb = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'hbo_envs'"
+    err = ray.exceptions.RayTaskError("run_cell", tb, cause).as_instanceof_cause()
+    fake = StandInRay({(0, 1): err})
+    monkeypatch.setattr(rb, "_ray", lambda: fake)
+    out = {r.spec.seed: r for r in rb.run_on_ray(cells)}
+    assert out[0].status == "failed" and fake.attempts[0] == 1
+    assert "hbo-bench is not installed on that node" in out[0].error
+    assert "pip install 'hbo-bench[ray]'" in out[0].error
+    assert out[1].status == "ok"

@@ -37,6 +37,7 @@ a retried cell gives the same numbers (same seeds).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import threading
@@ -293,6 +294,19 @@ def _lost_to_the_system(ray: Any, exc: BaseException) -> bool:
     return isinstance(exc, rex.RayError)
 
 
+def _not_installed(exc: BaseException) -> BaseException | None:
+    """The error naming the fix when a worker could not import hbo-bench itself."""
+    text = f"{exc}\n{getattr(exc, 'cause', '')}"  # a RayTaskError carries the worker's error
+    m = re.search(r"No module named '(hbo_envs|agents)[.']", text)
+    if m is None:
+        return None
+    return ModuleNotFoundError(
+        f"A Ray worker cannot import {m.group(1)!r}: hbo-bench is not installed on that "
+        "node. Fix: pip install 'hbo-bench[ray]' (the driver's version) in the environment "
+        "that runs 'ray start' on every node; see docs/cluster.md."
+    )
+
+
 def run_on_ray(
     cells: list[CellSpec], workers: int | None = None, *, address: str | None = None
 ) -> Iterator[CellResult]:
@@ -339,7 +353,7 @@ def run_on_ray(
                         )
                         pending[task.remote(spec)] = spec
                         continue
-                    res = lost_cell(spec, exc)
+                    res = lost_cell(spec, _not_installed(exc) or exc)
                 if why:
                     res.info["ray_attempts"] = len(why) + 1
                     res.info["ray_retried_after"] = list(why)
