@@ -77,14 +77,21 @@ def bench(cl: LoopbackCluster, name: str, work: dict[str, list], reps: int) -> N
         n = len(cells)
         serial = min(walls["in-process"])
         print(f"  {w} ({n} cells), {load()}:", flush=True)
+        per_cell = {}
         for k in runs:
             best, med = best_and_median(walls[k])
-            cpus = 1 if k == "in-process" else 2
             line = f"    {k:<12} best {best:6.2f} s  median {med:6.2f} s  {n / best:7.2f} cells/s"
-            if cpus == 2:
-                over = (cpus * best - serial) / n * 1e3
-                line += f"  overhead {over:6.1f} ms per cell  ({serial / best:4.2f}x in-process)"
+            if k != "in-process":
+                per_cell[k] = 2 * best / n * 1e3
+                line += (
+                    f"  {per_cell[k]:6.1f} ms per cell (wall x 2 CPUs / cells), "
+                    f"{serial / best:4.2f}x in-process"
+                )
             print(line, flush=True)
+        print(
+            f"    Ray overhead against loky: {per_cell[name] - per_cell['loky']:+6.1f} ms per cell",
+            flush=True,
+        )
 
 
 def main() -> None:
