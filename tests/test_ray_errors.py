@@ -135,8 +135,20 @@ def test_nothing_listening_fails_fast() -> None:
         rb.probe_cluster(f"127.0.0.1:{port}")
 
 
-def test_auto_and_client_addresses_are_left_to_ray() -> None:
+def test_auto_is_checked_as_the_address_it_resolves_to(monkeypatch, listening) -> None:
+    def refuse(addr: str) -> dict:
+        raise ray.exceptions.AuthenticationError("RPC error: InvalidAuthToken")
+
+    monkeypatch.setattr(rb, "_cluster_metadata", refuse)
+    monkeypatch.setattr(rb, "token_available", lambda: False)
+    monkeypatch.setattr(rb, "_resolve_auto", lambda: listening)
+    with pytest.raises(rb.RayConnectionError, match=f"'{listening}' requires an auth"):
+        rb.probe_cluster("auto")
+    monkeypatch.setattr(rb, "_resolve_auto", lambda: None)  # no cluster: ray.init says so
     assert rb.probe_cluster("auto") == {}
+
+
+def test_bad_ports_are_refused() -> None:
     with pytest.raises(ValueError, match="port in \\[1, 65535\\]"):
         rb.probe_cluster("127.0.0.1:0")
 

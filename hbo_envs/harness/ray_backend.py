@@ -12,7 +12,8 @@ there, or on ``PYTHONPATH``; a local instance started here passes the driver's
 ``PYTHONPATH`` on). The cluster recipe (head, workers, token) is ``docs/cluster.md``.
 
 **Connecting never hangs and fails in one line naming the fix.** A ``host:port`` address
-(the form ``ray start --head`` prints) is checked before ``ray.init``, each step bounded:
+(the form ``ray start --head`` prints; ``auto`` as the address it resolves to) is checked
+before ``ray.init``, each step bounded:
 
 1. a TCP connection (:data:`CONNECT_TIMEOUT` s): nothing listens -> wrong address;
 2. a GCS client (:data:`PROBE_TIMEOUT` s): something listens but is no Ray head -> wrong
@@ -221,14 +222,29 @@ def _cluster_metadata(addr: str) -> dict[str, Any]:
     return dict(get_cluster_metadata(GcsClient(address=addr)) or {})
 
 
+def _resolve_auto() -> str | None:
+    """The ``host:port`` of the cluster ``address="auto"`` means ($RAY_ADDRESS, or the
+    last cluster started on this machine), or None when there is none."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        return canonicalize_bootstrap_address("auto")
+    except Exception:  # noqa: BLE001 - no cluster, or a Ray without it: ray.init decides
+        return None
+
+
 def probe_cluster(address: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """Check that ``host:port`` is a Ray head that accepts this driver; return its metadata.
 
     Raises :class:`RayConnectionError` in one line naming the fix: nothing listens (TCP,
     :data:`CONNECT_TIMEOUT`), not a Ray head or no answer within ``timeout`` seconds, token
-    missing or refused, Ray/Python version mismatch (:func:`check_versions`). Other address
-    forms (``auto``, ``ray://``) are left to Ray and return ``{}``.
+    missing or refused, Ray/Python version mismatch (:func:`check_versions`). ``auto`` is
+    checked as the ``host:port`` Ray resolves it to (a cluster started on this machine);
+    ``ray://`` addresses and an ``auto`` that finds no cluster are left to Ray (``{}``).
     """
+    if address == "auto":
+        resolved = _resolve_auto()
+        return probe_cluster(resolved, timeout) if resolved else {}
     hp = _split(address)
     check_address(address)
     if hp is None or "://" in address:
