@@ -130,7 +130,8 @@ def cluster_and_local(tmp_path_factory):
     finally:
         for d in drivers:
             d.kill()
-        cl.stop()
+        survivors = cl.stop()
+    assert survivors == []  # every process the cluster started is gone
 
 
 @pytest.fixture(scope="module")

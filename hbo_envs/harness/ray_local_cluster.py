@@ -232,8 +232,11 @@ class LoopbackCluster:
         os.kill(pid, signal.SIGKILL)
         return pid
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop every node this object started, by pid, then remove its directory."""
+    def stop(self, timeout: float = 30.0) -> list[int]:
+        """Stop every node this object started, by pid, then remove its directory.
+
+        Returns the pids of its processes still alive afterwards (none, unless a process
+        ignores SIGKILL while in the kernel)."""
         spawned = {pid: cmdline(pid) for p in self.procs for pid in descendants(p.pid)}
         for p in reversed(self.procs):
             if p.poll() is None:
@@ -263,6 +266,13 @@ class LoopbackCluster:
                 except (ProcessLookupError, PermissionError):
                     pass
         shutil.rmtree(self.root, ignore_errors=True)
+        deadline = time.monotonic() + 5
+        while True:  # SIGKILLed processes vanish (or turn zombie: empty cmdline) shortly
+            alive = [pid for pid, cmd in spawned.items() if cmd and cmdline(pid) == cmd]
+            alive += [p.pid for p in self.procs if p.poll() is None]
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.1)
 
     def __enter__(self) -> LoopbackCluster:
         return self.start()
