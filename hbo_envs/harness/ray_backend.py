@@ -323,6 +323,19 @@ def _not_installed(exc: BaseException) -> BaseException | None:
     )
 
 
+def _is_loopback(address: str) -> bool:
+    """Whether a ``host:port`` (or ``auto``) address names this machine's loopback range."""
+    import ipaddress
+
+    host = address.rsplit(":", 1)[0].strip("[]") if ":" in address else address
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def run_on_ray(
     cells: list[CellSpec], workers: int | None = None, *, address: str | None = None
 ) -> Iterator[CellResult]:
@@ -337,6 +350,10 @@ def run_on_ray(
                 extra["runtime_env"] = {"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}}
         if addr:
             probe_cluster(addr)
+            if _is_loopback(addr):
+                # Ray would otherwise announce the driver at the machine's own interface
+                # address; a loopback cluster's traffic stays on the loopback range.
+                extra["_node_ip_address"] = "127.0.0.1"
         _init_with_timeout(
             ray,
             addr,
