@@ -366,7 +366,7 @@ def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path
     edited["agent"]["display_name"] = "renamed"
     rep2 = validate(edited, suite=board["suite"])
     assert rep2.ok and any("changed after it was verified" in w for w in rep2.warnings)
-    from hbo_envs.leaderboard.render import _status
+    from hbo_envs.leaderboard.entries import _status
 
     assert _status(json.loads(out.read_text()))[0] == "verified"
     assert _status(edited)[0] == "stale"
