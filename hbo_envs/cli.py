@@ -427,7 +427,16 @@ def _leaderboard_cli() -> Any:
     return cli
 
 
-_OWN = tuple(str(Path(__import__(m).__file__).resolve().parent) for m in ("hbo_envs", "agents"))
+def _own_dirs() -> tuple[str, ...]:
+    """The folders of hbo-bench's own packages (found without importing them)."""
+    import importlib.util
+
+    out = []
+    for m in ("hbo_envs", "agents", "data_scripts"):
+        spec = importlib.util.find_spec(m)
+        if spec is not None and spec.origin:
+            out.append(str(Path(spec.origin).resolve().parent))
+    return tuple(out)
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -446,7 +455,7 @@ def _is_usage_error(exc: BaseException) -> bool:
     while tb.tb_next is not None:
         tb = tb.tb_next
     code = tb.tb_frame.f_code
-    if not str(Path(code.co_filename).resolve()).startswith(_OWN):
+    if not str(Path(code.co_filename).resolve()).startswith(_own_dirs()):
         return False
     return linecache.getline(code.co_filename, tb.tb_lineno).strip().startswith("raise")
 

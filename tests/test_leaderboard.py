@@ -901,3 +901,31 @@ def test_committed_render_is_up_to_date(tmp_path: Path) -> None:
                 stale.append(str(rel))
     assert not stale, f"stale renders {stale}: run hbo-bench leaderboard render"
     assert agents.available()  # the baselines' agent list comes from the registry
+
+
+# -- documentation --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hbo_envs.leaderboard.suite",
+        "hbo_envs.leaderboard.sandbox",
+        "hbo_envs.leaderboard.entries",
+        "hbo_envs.leaderboard.submission",
+    ],
+)
+def test_docstring_examples_of_the_trust_machinery(name: str) -> None:
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0
+
+
+def test_trust_page_example_runs(capsys: Any) -> None:
+    page = (ROOT / "docs" / "leaderboard-trust.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "docs/leaderboard-trust.md", "exec"), {"__name__": "__doc_example__"})
+    out = capsys.readouterr().out
+    assert re.search(r"^1 \S+ (verified|flagged) \S+ ", out, flags=re.M), out
