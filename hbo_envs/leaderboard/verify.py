@@ -317,11 +317,14 @@ def record_status(sub: Mapping[str, Any], suite: Suite | None = None) -> tuple[s
                 e.id, e.kwargs, e.horizon
             ):
                 return "stale", date, f"the env {e.id!r} changed since verification"
+    status = str(rec.get("status"))
+    if status not in RANKED:  # a failed verification records no results to rank
+        return ("failed" if status == "failed" else "unverified"), date, ""
+    if suite is not None:
         problems = check_results(rec.get("results"), suite)
         if problems:
             return "stale", date, "the record's results are malformed: " + problems[0]
-    status = str(rec.get("status"))
-    return (status if status in (*RANKED, "failed") else "unverified"), date, ""
+    return status, date, ""
 
 
 # -- verify ------------------------------------------------------------------------------------
