@@ -184,6 +184,7 @@ class AgentProcess:
         self._buf = b""
         self._deadline = 0.0
         self._envs: dict[Any, Any] = {}
+        self._stderr: Any = None
 
     # -- process ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -203,11 +204,12 @@ class AgentProcess:
         if lim["network"] == "unshare -rn":
             cmd = [shutil.which("unshare") or "unshare", "-rn", *cmd]
         # -I ignores PYTHONPATH: the job carries sys.path instead
+        self._stderr = open(Path(self.scratch) / "stderr.txt", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=open(Path(self.scratch) / "stderr.txt", "wb"),  # noqa: SIM115
+            stderr=self._stderr,
             cwd=self.scratch,
             env=env,
             preexec_fn=_preexec(lim),  # noqa: PLW1509 - rlimits must be set before exec
@@ -237,6 +239,9 @@ class AgentProcess:
                     if f is not None:
                         f.close()
                 self.proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
