@@ -9,7 +9,7 @@ Examples::
     hbo-bench leaderboard verify my-agent.json --workers 2 --record   # RUNS SUBMITTED CODE
     hbo-bench leaderboard audit my-agent.json --cells 3    # re-run 3 recorded cells
     hbo-bench leaderboard render heavy-tailed-v0           # README.md, regret.svg, index.html
-    hbo-bench leaderboard baselines heavy-tailed-v0 --workers 2   # the suite's references
+    hbo-bench leaderboard baselines heavy-tailed-v0 corrupted-v0 --workers 2  # references
 
 ``verify`` re-runs the agent on every public seed and ``--hidden-seeds`` hidden ones per env,
 in sandboxed processes (``--time-limit``, ``--memory-mb``; no network where ``unshare -rn``
@@ -86,7 +86,7 @@ def add_parser(sub: Any) -> None:
     d.add_argument("suites", nargs="*", help="suite ids (default: all)")
 
     b = c.add_parser("baselines", help="compute the suite's own reference entries")
-    b.add_argument("suite")
+    b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
     b.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
     b.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
     _sandbox(b)
@@ -206,12 +206,19 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _baselines(args: argparse.Namespace) -> int:
+    status = 0
+    for sid in args.suites:
+        status |= _baselines_of(sid, args)
+    return status
+
+
+def _baselines_of(sid: str, args: argparse.Namespace) -> int:
     from hbo_envs.leaderboard import load_suite, write_submission
     from hbo_envs.leaderboard.entries import reference_file
     from hbo_envs.leaderboard.render import render_index, render_suite
     from hbo_envs.leaderboard.verify import make_reference
 
-    suite = load_suite(args.suite, args.root)
+    suite = load_suite(sid, args.root)
     reason = suite.unavailable_reason()
     if reason:
         raise ValueError(f"Suite {suite.id!r} is unavailable here: {reason}.")
