@@ -16,6 +16,7 @@ ambiguities"), and can be overridden by the user with either
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable
@@ -53,7 +54,15 @@ _ALLOWED = "None, a finite non-negative real number, or a callable t -> float"
 
 def check_override(owner: str, name: str, value: Any) -> Any:
     """Validate a schedule override: ``None``, a finite real >= 0, or a callable."""
-    if value is None or callable(value):
+    if value is None:
+        return value
+    if callable(value):
+        try:  # a schedule is called as f(t): refuse one that cannot take the round t
+            inspect.signature(value).bind(1)
+        except TypeError:
+            raise param_error(owner, name, _ALLOWED + " (called with the round t)", value) from None
+        except ValueError:  # no signature to inspect (some builtins): called as is
+            pass
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise param_error(owner, name, _ALLOWED, value)

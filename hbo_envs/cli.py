@@ -268,6 +268,11 @@ def _load(dir_: str) -> tuple[Any, Any]:
     store = ResultStore(dir_)
     if not store.root.is_dir():
         raise UsageError(f"No results directory {dir_!r}.")
+    if not (store.cells.is_dir() or (store.root / "records.parquet").exists()):
+        raise UsageError(
+            f"{dir_!r} is not a results directory (it has neither cells/ nor "
+            "records.parquet); pass the --out directory of an hbo-bench run."
+        )
     records = store.load_records()
     sp = store.root / "summary.parquet"
     if sp.exists():
@@ -483,6 +488,39 @@ def _leaderboard_cli() -> Any:
     return cli
 
 
+def _own_dirs() -> tuple[str, ...]:
+    """The folders of hbo-bench's own packages (found without importing them)."""
+    import importlib.util
+
+    out = []
+    for m in ("hbo_envs", "agents", "data_scripts"):
+        spec = importlib.util.find_spec(m)
+        if spec is not None and spec.origin:
+            out.append(str(Path(spec.origin).resolve().parent))
+    return tuple(out)
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A usage error (exit status 2) is a :class:`UsageError` or a ``ValueError`` /
+    ``TypeError`` that hbo-bench raised on purpose: the innermost frame of its traceback
+    is a ``raise`` statement in hbo-bench's own code (the uniform parameter errors, a bad
+    suite or submission). The same exception types coming from inside numpy, pandas, an
+    agent's arithmetic or a wrong call are bugs (exit status 1, with the traceback)."""
+    import linecache
+
+    if isinstance(exc, UsageError):
+        return True
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if not str(Path(code.co_filename).resolve()).startswith(_own_dirs()):
+        return False
+    return linecache.getline(code.co_filename, tb.tb_lineno).strip().startswith("raise")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hbo-bench`` console script."""
     args = _parser().parse_args(argv)
@@ -493,6 +531,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, ValueError, TypeError) as exc:
+        if not _is_usage_error(exc):
+            import traceback
+
+            traceback.print_exc()
+            print(
+                f"hbo-bench: internal error: {type(exc).__name__}: {exc} (a bug, not a usage "
+                "error: please report it with the traceback above)",
+                file=sys.stderr,
+            )
+            return 1
         print(f"hbo-bench: error: {exc}", file=sys.stderr)
         return 2
     except ConnectionError as exc:  # e.g. an unreachable --address

@@ -340,3 +340,84 @@ def test_bad_cli_options_exit_2_with_a_message(opt: tuple[str, str], tmp_path_fa
         return
     assert rc == 2, (argv, rc, err)
     assert "error:" in err and "Traceback" not in err, err
+
+
+# -- issue 22: the remaining fuzz findings, each a clear error naming the parameter ------------
+def _corruption_problem() -> Any:
+    env = gym.make("hbo/Corrupted-SE-Region-v0", horizon=20).unwrapped
+    env.reset(seed=0)
+    return env.problem
+
+
+@pytest.mark.parametrize(
+    ("agent", "param"),
+    [
+        ("gp-ucb", "beta"),
+        ("tgp-ucb", "beta"),
+        ("gp-ucb-corruption", "beta"),
+        ("mom-gp-ucb", "beta"),
+        ("ca-tgp-ucb", "beta"),
+        ("fast-slow-gp-ucb", "beta_fast"),
+        ("fast-slow-gp-ucb", "beta_slow"),
+        ("fast-slow-gp-ucb", "beta_fallback"),
+    ],
+)
+def test_zero_argument_schedule_is_refused_naming_it(agent: str, param: str) -> None:
+    import agents
+
+    a = agents.make(agent, **{param: lambda: 1.0})
+    with pytest.raises(ValueError, match=rf"'{param}' parameter of .*called with the round t"):
+        a.reset(_corruption_problem(), seed=0)
+
+
+@pytest.mark.parametrize("param", ["beta_fast", "beta_slow", "beta_fallback"])
+@pytest.mark.parametrize("value", [np.array([1.0, 2.0]), float("nan"), math.inf, -1.0, "x"])
+def test_fast_slow_width_overrides_are_validated(param: str, value: Any) -> None:
+    import agents
+
+    a = agents.make("fast-slow-gp-ucb", **{param: value})
+    with pytest.raises(ValueError, match=rf"The '{param}' parameter of FastSlowGPUCB must be"):
+        a.reset(_corruption_problem(), seed=0)
+
+
+def test_evaluate_refuses_bad_agent_params_and_repeated_seeds() -> None:
+    from hbo_envs.harness import evaluate
+
+    env = "hbo/RKHS-SE-Spike-v0"
+    with pytest.raises(ValueError, match=r"'agent_params' parameter of evaluate .* Got 'x'"):
+        evaluate("random", env, seeds=1, horizon=5, workers=1, agent_params="x")
+    with pytest.raises(ValueError, match=r"'seeds' parameter of evaluate must be distinct"):
+        evaluate("random", env, seeds=[0, 0], horizon=5, workers=1)
+
+
+def test_deep_json_submission_is_a_clear_error(tmp_path: Any) -> None:
+    from hbo_envs.cli import main
+
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 5000 + "]" * 5000)
+    assert main(["leaderboard", "validate", str(f)]) == 1  # not a RecursionError
+
+
+def test_summary_of_a_non_results_directory_exits_2(tmp_path: Any, capsys: Any) -> None:
+    from hbo_envs.cli import main
+
+    assert main(["summary", str(tmp_path)]) == 2
+    assert "is not a results directory" in capsys.readouterr().err
+
+
+def test_internal_error_is_not_a_usage_error(monkeypatch: Any, capsys: Any) -> None:
+    """A TypeError from a bug (here: numpy inside a command) exits 1 with its traceback;
+    exit 2 stays for usage errors."""
+    from hbo_envs import cli
+
+    def broken(args: Any) -> int:
+        return int(np.add(np.ones(2), np.ones(3)).sum())  # ValueError from numpy: a bug
+
+    monkeypatch.setitem(cli._COMMANDS, "list", broken)
+    assert cli.main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" in err and "Traceback" in err
+    monkeypatch.setitem(cli._COMMANDS, "list", lambda args: len(None))  # a TypeError bug
+    assert cli.main(["list"]) == 1
+    assert cli.main(["run", "--env", "hbo/RKHS-SE-Spike-v0", "--agent", "random", "--seeds",
+                     "0", "--horizon", "0", "--out", "x"]) == 2  # fmt: skip

@@ -113,7 +113,9 @@ class FastSlowGPUCB(GPUCBAgent):
         self.alpha_ = check_real(owner, "alpha", self.alpha, 1.0, None, "left")
         # The constants feed only the default widths: with all three overridden (as the
         # error names them) none is needed, as for the other agents' beta override.
-        needs_defaults = None in (self.beta_fast, self.beta_slow, self.beta_fallback)
+        needs_defaults = any(
+            b is None for b in (self.beta_fast, self.beta_slow, self.beta_fallback)
+        )  # `None in (...)` would compare an array override elementwise
         if needs_defaults:
             overrides = "beta_fast=..., beta_slow=... and beta_fallback"
             self.B_, self.R_, self.B0_ = noise_and_range(

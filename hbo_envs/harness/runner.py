@@ -104,7 +104,12 @@ def _seeds(seeds: int | Iterable[int], owner: str = "evaluate") -> tuple[int, ..
             raise param_error(owner, "seeds", f"at most {MAX_SEEDS} seeds", f"{len(out)}+ seeds")
     if not out:
         raise ValueError("The 'seeds' parameter must list at least one seed. Got [] instead.")
-    return tuple(dict.fromkeys(out))
+    if len(set(out)) != len(out):
+        twice = sorted({s for s in out if out.count(s) > 1})[:5]
+        raise param_error(
+            owner, "seeds", f"distinct seeds (seed(s) {twice} are listed twice)", list(out)[:20]
+        )
+    return tuple(out)
 
 
 def _check_env_kwargs(kw: Any, where: str) -> dict[str, Any]:
@@ -657,6 +662,17 @@ def evaluate(
         The record table (:mod:`hbo_envs.harness.records`), one row per recorded round.
     """
     check_choice("evaluate", "on_error", on_error, ("raise", "record"))
+    if agent_params is not None and (
+        not isinstance(agent_params, Mapping) or not all(isinstance(k, str) for k in agent_params)
+    ):
+        raise param_error(
+            "evaluate",
+            "agent_params",
+            "None or a dict of the agent's keyword arguments",
+            agent_params,
+        )
+    if label is not None and not (isinstance(label, str) and label):
+        raise param_error("evaluate", "label", "None or a non-empty string", label)
     spec = as_agent_spec(agent, agent_params)
     if label is not None:
         spec = AgentSpec(spec.source, spec.params, label)

@@ -16,8 +16,10 @@ written to a temporary name and renamed into place (atomic on POSIX), the ``.jso
 a cell counts as finished exactly when its ``.json`` exists with status ``ok`` and its
 ``.parquet`` is readable with the row count the ``.json`` records.
 Re-running a sweep skips finished cells whose fingerprint matches and runs everything
-else (failed cells are retried). Each finished cell it skips is verified first: a
-truncated or unreadable cell file is re-run, with a warning naming it. A finished cell
+else (failed cells are retried). Each finished cell it skips is verified first: its
+``.json`` records the SHA-256 of the ``.parquet`` (and of the snapshot) as written, so a
+truncated, unreadable or *altered* cell file (a bit flip the Parquet footer does not
+notice) is re-run, with a warning naming it, and never merged. A finished cell
 with a *different* fingerprint (same run name, other horizon or parameters) is an error:
 use a fresh directory.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import hashlib
 import json
 import os
 import platform
@@ -142,6 +145,15 @@ def write_json(path: Path, obj: Any) -> None:
     _atomic_write(path, lambda p: p.write_text(text + "\n"))
 
 
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (streamed)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def write_table(path: Path, df: pd.DataFrame) -> None:
     if path.suffix == ".csv":
         _atomic_write(path, lambda p: df.to_csv(p, index=False))
@@ -210,6 +222,19 @@ class ResultStore:
         want = st.get("rows")
         if want is not None and rows != want:
             return f"its record file has {rows} rows, the status file records {want}"
+        for path, key in ((pq, "sha256"), (self._paths(spec)[2], "snapshot_sha256")):
+            digest = st.get(key)
+            if digest is None:
+                continue  # written before checksums existed: rows and footer checked above
+            try:
+                got = file_sha256(path)
+            except OSError as exc:
+                return f"its file {path.name} is unreadable ({exc})"
+            if got != digest:
+                return (
+                    f"its file {path.name} no longer matches the SHA-256 recorded when it was "
+                    "written (altered or corrupted on disk)"
+                )
         return None
 
     def is_done(self, spec: CellSpec) -> bool:
@@ -237,13 +262,17 @@ class ResultStore:
 
     def write_cell(self, result: CellResult) -> None:
         js, pq, snap = self._paths(result.spec)
+        sums: dict[str, str] = {}
         if result.status == "ok":
             write_table(pq, result.records)
+            sums["sha256"] = file_sha256(pq)
             if result.snapshot is not None:
                 write_table(snap, result.snapshot)
+                sums["snapshot_sha256"] = file_sha256(snap)
         status = {
             "status": result.status,
             "rows": None if result.records is None else len(result.records),
+            **sums,
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             **result.info,
             "agent_spec": result.spec.agent.describe(),
@@ -274,6 +303,24 @@ class ResultStore:
             return read_table_file(merged)
         return self.collect_records()
 
+    def _intact(self, pq: Path) -> bool:
+        """Whether a cell's record file matches the checksum in its ``.json`` (a file
+        without a recorded checksum passes); warns, naming the cell, when it does not."""
+        js = pq.with_name(pq.name.removesuffix(".parquet") + ".json")
+        try:
+            digest = json.loads(js.read_text()).get("sha256")
+        except (OSError, ValueError, AttributeError):
+            return True
+        if digest is None or file_sha256(pq) == digest:
+            return True
+        warnings.warn(
+            f"Cell file {str(pq)!r} no longer matches the SHA-256 recorded when it was "
+            "written (altered or corrupted on disk); it is left out of the merged results. "
+            "Rerun the same command to recompute it.",
+            stacklevel=3,
+        )
+        return False
+
     def collect_records(self, specs: list[CellSpec] | None = None) -> pd.DataFrame:
         if specs is None:
             files = sorted(
@@ -282,6 +329,7 @@ class ResultStore:
         else:
             files = [self._paths(s)[1] for s in specs]
             files = [p for p in files if p.exists()]
+        files = [p for p in files if self._intact(p)]
         if not files:
             return empty_records()
         df = pd.concat([read_table_file(p) for p in files], ignore_index=True)

@@ -2,7 +2,9 @@
 
 - :mod:`~hbo_envs.leaderboard.suite` — ``leaderboards/<suite>/suite.toml`` and env spec hashes,
 - :mod:`~hbo_envs.leaderboard.submission` — the JSON format, :func:`submit`, :func:`validate`,
-- :mod:`~hbo_envs.leaderboard.verify` — :func:`verify` (re-runs submitted code),
+- :mod:`~hbo_envs.leaderboard.verify` — :func:`verify` (re-runs submitted code, sandboxed by
+  :mod:`~hbo_envs.leaderboard.sandbox`), :func:`audit`, :func:`rerun_cells`,
+- :mod:`~hbo_envs.leaderboard.entries` — what a table ranks (only the suite's own numbers),
 - :mod:`~hbo_envs.leaderboard.aggregate` — IQM + CI per env, normalized score, mean rank,
 - :mod:`~hbo_envs.leaderboard.render` — README tables, SVG plots and static HTML pages,
 - :mod:`~hbo_envs.leaderboard.cli` — ``hbo-bench leaderboard ...``.
@@ -17,10 +19,21 @@ from hbo_envs.leaderboard.submission import (
     write_submission,
 )
 from hbo_envs.leaderboard.suite import Suite, SuiteError, list_suites, load_suite
-from hbo_envs.leaderboard.verify import VerificationReport, verify
+from hbo_envs.leaderboard.verify import (
+    RerunCell,
+    SandboxLimits,
+    VerificationReport,
+    audit,
+    rerun_cells,
+    verify,
+)
 
 __all__ = [
     "SUBMISSION_SCHEMA",
+    "RerunCell",
+    "SandboxLimits",
+    "audit",
+    "rerun_cells",
     "Suite",
     "SuiteError",
     "ValidationReport",

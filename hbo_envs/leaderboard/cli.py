@@ -6,9 +6,14 @@ Examples::
     hbo-bench leaderboard submit --suite heavy-tailed-v0 --agent mypkg.mod:MyAgent \\
         --param lr=0.1 --name my-agent --out my-agent.json --workers 2
     hbo-bench leaderboard validate my-agent.json           # never runs submitted code
-    hbo-bench leaderboard verify my-agent.json --sample 2 --fresh-seeds 2 --record
+    hbo-bench leaderboard verify my-agent.json --workers 2 --record   # RUNS SUBMITTED CODE
+    hbo-bench leaderboard audit my-agent.json --cells 3    # re-run 3 recorded cells
     hbo-bench leaderboard render heavy-tailed-v0           # README.md, regret.svg, index.html
-    hbo-bench leaderboard baselines heavy-tailed-v0        # every reference agent, verified
+    hbo-bench leaderboard baselines heavy-tailed-v0 corrupted-v0 --workers 2  # references
+
+``verify`` re-runs the agent on every public seed and ``--hidden-seeds`` hidden ones per env,
+in sandboxed processes (``--time-limit``, ``--memory-mb``; no network where ``unshare -rn``
+works); ``baselines`` computes the suite's own reference entries (one sandboxed run each).
 
 Exit status: 0 on success (``validate``: valid; ``verify``: verified), 1 when a submission
 is invalid / not verified / flagged, 2 on a usage error.
@@ -27,6 +32,20 @@ def _exec(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=("local", "ray"), default="local")
     p.add_argument("--workers", type=int, default=None, help="processes (1: in-process)")
     p.add_argument("--address", default=None, help="Ray address")
+
+
+def _sandbox(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1, help="sandboxed agent processes")
+    p.add_argument(
+        "--time-limit", type=float, default=3600.0, help="wall seconds per agent process"
+    )
+    p.add_argument("--memory-mb", type=int, default=4096, help="address space per process")
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    from hbo_envs.leaderboard.sandbox import SandboxLimits
+
+    return SandboxLimits(wall_s=args.time_limit, memory_mb=args.memory_mb)
 
 
 def add_parser(sub: Any) -> None:
@@ -49,22 +68,28 @@ def add_parser(sub: Any) -> None:
 
     r = c.add_parser("verify", help="re-run a submission's agent (RUNS SUBMITTED CODE)")
     r.add_argument("file")
-    r.add_argument("--sample", type=int, default=2, help="submitted seeds to re-run")
-    r.add_argument("--fresh-seeds", type=int, default=2, help="fresh seeds to run")
-    r.add_argument("--seed", type=int, default=None, help="seed for choosing the seeds")
+    r.add_argument(
+        "--hidden-seeds", "--fresh-seeds", type=int, default=4, help="hidden seeds per env"
+    )
+    r.add_argument("--seed", type=int, default=None, help="seed for drawing the hidden seeds")
     r.add_argument("--rtol", type=float, default=1e-9)
-    r.add_argument("--record", action="store_true", help="write the outcome into the file")
-    _exec(r)
+    r.add_argument("--record", action="store_true", help="write the record into the file")
+    _sandbox(r)
+
+    a = c.add_parser("audit", help="re-run sample cells of a verification record (RUNS CODE)")
+    a.add_argument("files", nargs="+")
+    a.add_argument("--cells", type=int, default=2, help="cells to re-run per file")
+    a.add_argument("--seed", type=int, default=None, help="seed for choosing the cells")
+    _sandbox(a)
 
     d = c.add_parser("render", help="write the README table, plot and HTML pages")
     d.add_argument("suites", nargs="*", help="suite ids (default: all)")
 
-    b = c.add_parser("baselines", help="submit + verify every available reference agent")
-    b.add_argument("suite")
+    b = c.add_parser("baselines", help="compute the suite's own reference entries")
+    b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
     b.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
-    b.add_argument("--sample", type=int, default=2)
-    b.add_argument("--fresh-seeds", type=int, default=2)
-    _exec(b)
+    b.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
+    _sandbox(b)
 
     c.add_parser("list", help="suites, their availability here and their submissions")
     c.add_parser("schema", help="print the submission JSON schema")
@@ -127,20 +152,40 @@ def _verify(args: argparse.Namespace) -> int:
 
     rep = verify(
         args.file,
-        sample=args.sample,
-        fresh=args.fresh_seeds,
+        hidden=args.hidden_seeds,
         seed=args.seed,
         rtol=args.rtol,
         root=args.root,
-        backend=args.backend,
         workers=args.workers,
-        address=args.address,
+        limits=_limits(args),
         record_to=args.file if args.record else None,
     )
     print(f"{args.file}: {rep.status} (verification seed {rep.verification_seed})")
     for m in rep.messages:
         print(f"  {m}")
+    if rep.status != "invalid":
+        print(f"  re-run wall time {rep.wall_s:.1f} s with {args.workers} worker(s)")
     return 0 if rep.ok else 1
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from hbo_envs.leaderboard.verify import audit
+
+    bad = 0
+    for f in args.files:
+        ok, msgs = audit(
+            f,
+            cells=args.cells,
+            seed=args.seed,
+            root=args.root,
+            workers=args.workers,
+            limits=_limits(args),
+        )
+        print(f"{f}: {'record reproduced' if ok else 'AUDIT FAILED'}")
+        for m in msgs:
+            print(f"  {m}")
+        bad += not ok
+    return 1 if bad else 0
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -161,46 +206,52 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _baselines(args: argparse.Namespace) -> int:
-    from hbo_envs.leaderboard import load_suite, submit, verify, write_submission
-    from hbo_envs.leaderboard.render import render_index, render_suite
+    status = 0
+    for sid in args.suites:
+        status |= _baselines_of(sid, args)
+    return status
 
-    suite = load_suite(args.suite, args.root)
+
+def _baselines_of(sid: str, args: argparse.Namespace) -> int:
+    from hbo_envs.leaderboard import load_suite, write_submission
+    from hbo_envs.leaderboard.entries import reference_file
+    from hbo_envs.leaderboard.render import render_index, render_suite
+    from hbo_envs.leaderboard.verify import make_reference
+
+    suite = load_suite(sid, args.root)
     reason = suite.unavailable_reason()
     if reason:
         raise ValueError(f"Suite {suite.id!r} is unavailable here: {reason}.")
     names, missing = suite.baseline_names()
     if args.agent:
+        unknown = [a for a in args.agent if a not in names]
+        if unknown:
+            raise ValueError(
+                f"The '--agent' values must be reference agents of {suite.id!r} "
+                f"({', '.join(names)}). Got {unknown!r} instead."
+            )
         names = [n for n in names if n in args.agent]
     if missing:
         print(f"not available on this installation (no baseline): {', '.join(missing)}")
     status = 0
+    limits = _limits(args)
     for name in names:
-        out = suite.folder / "submissions" / f"baseline-{name}.json"
-        print(f"{name}: submitting ...", flush=True)
+        out = suite.folder / "submissions" / reference_file(name)
+        print(f"{name}: running on {len(suite.envs)} envs ...", flush=True)
         try:
-            sub = submit(
-                suite, name, backend=args.backend, workers=args.workers, address=args.address
+            sub, rep = make_reference(
+                suite, name, hidden=args.hidden_seeds, workers=args.workers, limits=limits
             )
-        except (RuntimeError, ValueError) as exc:  # e.g. an agent that refuses these problems
+        except RuntimeError as exc:  # e.g. an agent that refuses these problems
             print(f"{name}: NO BASELINE, the runs failed: {str(exc).splitlines()[0]}")
             print(f"  (add {name!r} to [baselines] exclude in suite.toml if it cannot run here)")
             status = 1
             continue
         write_submission(out, sub)
-        rep = verify(
-            sub,
-            sample=args.sample,
-            fresh=args.fresh_seeds,
-            root=args.root,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            record_to=out,
-        )
-        print(f"{name}: {rep.status} -> {out}")
+        print(f"{name}: {rep.status} in {rep.wall_s:.1f} s -> {out}")
         for m in rep.messages:
             print(f"  {m}")
-        status |= not rep.ok
+        status |= rep.status not in ("verified", "flagged")
     for p in render_suite(suite):
         print(f"wrote {p}")
     print(f"wrote {render_index(args.root)}")
@@ -234,6 +285,7 @@ _HANDLERS = {
     "submit": _submit,
     "validate": _validate,
     "verify": _verify,
+    "audit": _audit,
     "render": _render,
     "baselines": _baselines,
     "list": _list,

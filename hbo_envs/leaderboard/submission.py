@@ -31,8 +31,9 @@ import json
 import math
 import os
 import platform
-import re
 import subprocess
+import sys
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,12 +102,7 @@ SUBMISSION_SCHEMA: dict[str, Any] = {
             "required": ["display_name", "import_path", "params", "code"],
             "additionalProperties": False,
             "properties": {
-                "display_name": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 80,
-                    "pattern": "^[^\\x00-\\x1f|`<>]+$",
-                },
+                "display_name": {"type": "string", "minLength": 1, "maxLength": 80},
                 "import_path": {
                     "type": "string",
                     "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
@@ -194,18 +190,89 @@ SUBMISSION_SCHEMA: dict[str, Any] = {
 
 
 # -- files ------------------------------------------------------------------------------------
+#: Largest submission file accepted (bytes), deepest JSON nesting accepted.
+MAX_FILE_BYTES = 16 * 2**20
+MAX_DEPTH = 32
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` in JSON text (strings skipped), without recursion."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(
+                f"duplicate key {k!r} in one JSON object (refused: which copy counts is ambiguous)"
+            )
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_submission_text(text: str, where: str = "submission") -> dict[str, Any]:
+    """Parse submission JSON strictly: at most :data:`MAX_FILE_BYTES`, nesting at most
+    :data:`MAX_DEPTH`, no duplicate keys, no ``NaN``/``Infinity`` (``ValueError`` naming
+    ``where`` and the fix)."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ValueError(
+            f"{where}: {len(text)} characters; a submission may have at most {MAX_FILE_BYTES}."
+        )
+    d = _depth(text)
+    if d > MAX_DEPTH:
+        raise ValueError(
+            f"{where}: JSON nested deeper than {MAX_DEPTH} levels; a submission nests at most "
+            f"{MAX_DEPTH} (see hbo-bench leaderboard schema)."
+        )
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: a submission must be a JSON object; got {type(data).__name__}.")
+    return data
+
+
 def load_submission(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a submission file (raises ``ValueError`` naming the file when it is not JSON)."""
+    """Read a submission file strictly (:func:`parse_submission_text`; ``ValueError``
+    naming the file when it cannot be used)."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"{p}: {size} bytes; a submission may have at most {MAX_FILE_BYTES}.")
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"No submission file {str(p)!r}.") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{p}: not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{p}: a submission must be a JSON object; got {type(data).__name__}.")
-    return data
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: cannot be read as UTF-8 text: {exc}") from None
+    return parse_submission_text(text, str(p))
 
 
 def write_submission(path: str | os.PathLike[str], sub: Mapping[str, Any]) -> Path:
@@ -223,6 +290,45 @@ def content_sha256(sub: Mapping[str, Any]) -> str:
     """SHA-256 of the submission without its ``verification`` block (canonical JSON)."""
     body = {k: v for k, v in sub.items() if k != "verification"}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+# -- names and import paths -------------------------------------------------------------------
+_INVISIBLE = ("Cf", "Cc", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def normalize_name(name: str) -> str:
+    """The identity of a display name: NFKC, case-folded, runs of spaces collapsed (what
+    must be unique on a leaderboard; ``gp-ucb`` and ``ＧＰ-ucb`` are the same name)."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def display_name_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be a display name, or None: 1 to 80 characters, already in NFKC
+    form, no control, format (zero-width, bidi), private-use or unassigned characters, no
+    ``|``, backtick, ``<`` or ``>``, no leading/trailing space."""
+    if not isinstance(name, str) or not 0 < len(name) <= 80:
+        return "must be a string of 1 to 80 characters"
+    bad = [c for c in name if unicodedata.category(c) in _INVISIBLE or c in "|`<>"]
+    if bad:
+        return (
+            f"contains {', '.join(f'U+{ord(c):04X}' for c in dict.fromkeys(bad))} (control, "
+            "zero-width, bidi, unassigned characters and | ` < > are not allowed)"
+        )
+    if unicodedata.normalize("NFKC", name) != name:
+        return "is not in Unicode NFKC form (write it with plain characters)"
+    if name != name.strip():
+        return "has leading or trailing white space"
+    return None
+
+
+def import_path_problem(import_path: str) -> str | None:
+    """Why an import path cannot name a submitted agent (checked without importing)."""
+    root = import_path.partition(":")[0].split(".")[0]
+    if root in sys.stdlib_module_names or root in ("builtins", "__main__"):
+        return (
+            f"names the standard-library module {root!r}; an agent is a class of your own package"
+        )
+    return None
 
 
 # -- submit -----------------------------------------------------------------------------------
@@ -390,14 +496,12 @@ def submit(
         from hbo_envs.harness.specs import AgentSpec
 
         display_name = AgentSpec(registered or import_path, params).label
-    name_rule = SUBMISSION_SCHEMA["properties"]["agent"]["properties"]["display_name"]
-    if not (isinstance(display_name, str) and 0 < len(display_name) <= name_rule["maxLength"]) or (
-        not re.search(name_rule["pattern"], display_name)
-    ):
+    why = display_name_problem(display_name)
+    if why:
         raise param_error(
             "submit",
             "display_name",
-            "1 to 80 characters without control characters, '|', '`', '<' or '>'",
+            f"1 to 80 characters without control characters, '|', '`', '<' or '>' ({why})",
             display_name,
         )
     results = run_suite(
@@ -480,7 +584,6 @@ def validate(
     (``R_T / T``, checkpoints at the suite's rounds, non-decreasing, ending at ``R_T``);
     aggregates equal to those recomputed from the per-seed values.
     """
-    import jsonschema
 
     rep = ValidationReport()
     if not isinstance(sub, Mapping):
@@ -489,12 +592,20 @@ def validate(
         except ValueError as exc:
             rep.errors.append(str(exc))
             return rep
-    validator = jsonschema.Draft202012Validator(SUBMISSION_SCHEMA)
+    validator = _validator_class()(SUBMISSION_SCHEMA)
     schema_errors = sorted(validator.iter_errors(sub), key=lambda e: list(e.absolute_path))
     for err in schema_errors[:10]:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         rep.errors.append(f"schema: at {where}: {err.message}")
     if schema_errors:
+        return rep
+    why = display_name_problem(sub["agent"]["display_name"])
+    if why:
+        rep.errors.append(f"agent: display_name {sub['agent']['display_name']!r} {why}.")
+    why = import_path_problem(sub["agent"]["import_path"])
+    if why:
+        rep.errors.append(f"agent: import_path {sub['agent']['import_path']!r} {why}.")
+    if not rep.ok:
         return rep
 
     sid = sub["suite"]["id"]
@@ -519,13 +630,31 @@ def validate(
     _check_results(sub, suite, rep)
     if rep.ok:
         _check_aggregates(sub, suite, rep)
-    ver = sub.get("verification")
-    if ver and ver.get("submission_sha256") != content_sha256(sub):
-        rep.warnings.append(
-            "verification: the submission changed after it was verified; the recorded "
-            "verification no longer applies (run verify again)."
-        )
+    if rep.ok and sub.get("verification") is not None:
+        from hbo_envs.leaderboard.verify import record_status
+
+        status, _, why = record_status(sub, suite)
+        if status in ("stale", "unverified"):
+            rep.warnings.append(
+                f"verification: {why}; the recorded verification does not apply (it is not "
+                "ranked; run verify again)."
+            )
     return rep
+
+
+def _validator_class() -> Any:
+    """Draft 2020-12 where ``integer`` means a JSON integer literal (``1``, not ``1.0``) and
+    booleans are never numbers."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _c, x: isinstance(x, int) and not isinstance(x, bool),
+            "number": lambda _c, x: isinstance(x, (int, float)) and not isinstance(x, bool),
+        }
+    )
+    return jsonschema.validators.extend(base, type_checker=checker)
 
 
 def _check_envs(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
@@ -566,47 +695,76 @@ def _check_envs(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> 
             )
 
 
-def _check_results(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
+def check_results(results: Any, suite: Suite) -> list[str]:
+    """Problems of a ``results`` list against ``suite`` (empty when fine): exactly the
+    suite's public seeds on every env, integer seeds, each entry self-consistent
+    (``R_T / T``, checkpoints at the suite's rounds, finite, non-decreasing, ending at
+    ``R_T``). Used for submitted results and for the results of verification records."""
+    if not isinstance(results, list) or not all(isinstance(r, Mapping) for r in results):
+        return ["results: must be a list of objects."]
+    errors: list[str] = []
+    keys = ("env_id", "seed", "final_regret", "final_avg_regret", "checkpoints")
+    for i, r in enumerate(results):
+        if set(r) != set(keys):
+            return [f"results[{i}]: must have exactly the keys {list(keys)}."]
+        if type(r["seed"]) is not int:
+            return [f"results[{i}]: seed {r['seed']!r} is not an integer (write 3, not 3.0)."]
     seen: dict[tuple[str, int], int] = {}
-    for r in sub["results"]:
+    for r in results:
         key = (r["env_id"], r["seed"])
         seen[key] = seen.get(key, 0) + 1
-    for (eid, s), k in sorted(seen.items()):
+    for (eid, s), k in sorted(seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         if eid not in suite.env_ids:
-            rep.errors.append(f"results: env {eid!r} (seed {s}) is not in the suite.")
+            errors.append(f"results: env {eid!r} (seed {s}) is not in the suite.")
         elif s not in suite.seeds:
-            rep.errors.append(f"results: seed {s} on {eid!r} is not a public seed of the suite.")
+            errors.append(f"results: seed {s} on {eid!r} is not a public seed of the suite.")
         if k > 1:
-            rep.errors.append(f"results: seed {s} on {eid!r} appears {k} times (duplicate).")
+            errors.append(f"results: seed {s} on {eid!r} appears {k} times (duplicate).")
     for e in suite.envs:
         missing = [s for s in suite.seeds if (e.id, s) not in seen]
         if missing:
-            rep.errors.append(f"results: {e.id!r} is missing seed(s) {missing}.")
-    for r in sub["results"]:
+            errors.append(f"results: {e.id!r} is missing seed(s) {missing}.")
+    for r in results:
         if r["env_id"] not in suite.env_ids:
             continue
         e = suite.env(r["env_id"])
         where = f"results: {e.id!r} seed {r['seed']}"
         cp = r["checkpoints"]
-        t, v = cp["t"], np.asarray(cp["regret"], dtype=float)
-        if t != suite.checkpoint_rounds(e.horizon) or len(t) != v.size:
-            rep.errors.append(f"{where}: checkpoints are not at the suite's rounds.")
+        if not isinstance(cp, Mapping) or set(cp) != {"t", "regret"}:
+            errors.append(f"{where}: checkpoints must be {{'t': [...], 'regret': [...]}}.")
             continue
-        if not np.isfinite(v).all() or (v < 0).any() or (np.diff(v) < 0).any():
-            rep.errors.append(
+        t, v = cp["t"], cp["regret"]
+        if t != suite.checkpoint_rounds(e.horizon) or not isinstance(v, list) or len(t) != len(v):
+            errors.append(f"{where}: checkpoints are not at the suite's rounds.")
+            continue
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            errors.append(f"{where}: checkpoint regrets must be numbers.")
+            continue
+        fin = r["final_regret"]
+        avg = r["final_avg_regret"]
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (fin, avg)):
+            errors.append(f"{where}: final_regret and final_avg_regret must be numbers.")
+            continue
+        va = np.asarray(v, dtype=float)
+        if not np.isfinite(va).all() or (va < 0).any() or (np.diff(va) < 0).any():
+            errors.append(
                 f"{where}: the cumulative regret checkpoints must be finite, >= 0 and "
                 "non-decreasing (regret per round is f* - f(x_t) >= 0)."
             )
-        if not _close(float(v[-1]), r["final_regret"]):
-            rep.errors.append(
-                f"{where}: final_regret {r['final_regret']!r} differs from the curve's value "
-                f"at T = {e.horizon} ({float(v[-1])!r})."
+        if not _close(float(va[-1]), fin):
+            errors.append(
+                f"{where}: final_regret {fin!r} differs from the curve's value "
+                f"at T = {e.horizon} ({float(va[-1])!r})."
             )
-        if not _close(r["final_avg_regret"], r["final_regret"] / e.horizon):
-            rep.errors.append(
-                f"{where}: final_avg_regret {r['final_avg_regret']!r} is not "
-                f"final_regret / T = {r['final_regret'] / e.horizon!r}."
+        if not _close(avg, fin / e.horizon):
+            errors.append(
+                f"{where}: final_avg_regret {avg!r} is not final_regret / T = {fin / e.horizon!r}."
             )
+    return errors
+
+
+def _check_results(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:
+    rep.errors += check_results(sub["results"], suite)
 
 
 def _check_aggregates(sub: Mapping[str, Any], suite: Suite, rep: ValidationReport) -> None:

@@ -36,13 +36,20 @@ An env that is not registered in this installation, or that cannot be built (e.g
 real data is missing), makes the suite *unavailable*; :meth:`Suite.availability` says
 why instead of raising, so the tooling can list such suites without crashing.
 
-The env spec hash (:func:`env_spec_hash`) pins a submission to the installed env by what
-the env *does*, not how its code is laid out: for ``gym.make(id, horizon=T, **kwargs)``
-after ``reset(seed=0)`` and after ``reset(seed=1)``, the problem constants (``n, dim, B,
-alpha, v, nu, sup_f, C, noise_scale, horizon``, kernel name and parameters), the points,
-kernel matrix and ``f``, and the payoffs and regrets of 32 fixed actions — so a change of
-objective, constants or reward semantics changes it, a refactoring does not. Floats are
-rounded to 10 decimals before hashing.
+The env spec hash (:func:`env_spec_hash`) pins a submission to the env's *definition*,
+identical on any machine and under any BLAS thread count: the id (so its ``-vN``, the
+version a change of reward semantics bumps), the ``gym.make`` kwargs and horizon, the
+registered entry point and registered kwargs, the hash scheme
+(:data:`SPEC_HASH_SCHEME`), and — after ``reset(seed=0)`` and ``reset(seed=1)`` — the
+problem constants (``n, dim, B, alpha, v, nu, sup_f, C, noise_scale, horizon``, kernel
+name and parameters), the points, ``f``, the kernel's diagonal and first row, and the
+payoffs and regrets of 32 fixed actions. Every float enters at
+:data:`SPEC_PRECISION` = 6 significant digits: what BLAS may change (a Cholesky under 1 or
+2 threads moves ``B = sqrt(f^T K^-1 f)`` of Griewank2D by ~1e-10 relative) is far below
+it, a change of objective, constant or reward semantics is far above. (A value whose exact
+decimal expansion sits within ~1e-10 of a rounding boundary could still flip: about one
+chance in 10^4 per such value.) The package version is not part of it, so a release or a
+refactoring does not invalidate submissions; changing what an id means bumps its ``-vN``.
 """
 
 from __future__ import annotations
@@ -67,6 +74,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "SPEC_HASH_SCHEME",
+    "SPEC_PRECISION",
     "EnvEntry",
     "Suite",
     "SuiteError",
@@ -74,6 +83,7 @@ __all__ = [
     "leaderboards_root",
     "list_suites",
     "load_suite",
+    "round_significant",
 ]
 
 METRICS = ("final_cumulative_regret",)
@@ -224,14 +234,73 @@ def _env_problem(env_id: str, kwargs_json: str, horizon: int) -> str | None:
     return None
 
 
+#: Significant decimal digits at which floats enter the env spec hash.
+SPEC_PRECISION = 6
+#: Version of the env spec hash scheme (part of every hash; bumped when the scheme changes).
+SPEC_HASH_SCHEME = 2
+
+
+def round_significant(a: Any, digits: int = SPEC_PRECISION) -> tuple[np.ndarray, np.ndarray]:
+    """``(mantissa, exponent)`` integer arrays with ``a ≈ mantissa * 10**(exponent -
+    digits + 1)``: ``a`` rounded to ``digits`` significant decimal digits, a pure function
+    of the float values (0, -0 and non-finite values map to fixed codes).
+
+    >>> m, e = round_significant([6.6110887634691, 6.611088763580553, -0.0, 1234567.0])
+    >>> m.tolist(), e.tolist()
+    ([661109, 661109, 0, 123457], [0, 0, 0, 6])
+    """
+    x = np.asarray(a, dtype=float).ravel()
+    fin = np.isfinite(x) & (x != 0)
+    e = np.zeros(x.shape, dtype=np.int64)
+    e[fin] = np.floor(np.log10(np.abs(x[fin]))).astype(np.int64)
+    m = np.zeros(x.shape, dtype=np.int64)
+    scaled = x[fin] / np.power(10.0, (e[fin] - digits + 1).astype(float))
+    r = np.rint(scaled)
+    carry = np.abs(r) >= 10**digits  # 9.999995 -> 10.0000: renormalize
+    r[carry] = np.rint(r[carry] / 10)
+    ef = e[fin]
+    ef[carry] += 1
+    e[fin] = ef
+    m[fin] = r.astype(np.int64)
+    nonfin = ~np.isfinite(x)
+    m[nonfin] = np.where(np.isnan(x[nonfin]), 1, np.sign(x[nonfin]) * 2).astype(np.int64)
+    e[nonfin] = np.iinfo(np.int64).max
+    return m, e
+
+
 def _digest(h: Any, a: Any) -> None:
-    arr = np.ascontiguousarray(np.round(np.asarray(a, dtype=float), 10))
-    arr[arr == 0] = 0.0  # -0.0 and 0.0 hash alike
+    arr = np.asarray(a, dtype=float)
+    m, e = round_significant(arr)
     h.update(str(arr.shape).encode())
-    h.update(arr.tobytes())
+    h.update(m.astype("<i8").tobytes())
+    h.update(e.astype("<i8").tobytes())
+
+
+def _scalar(v: Any) -> Any:
+    if isinstance(v, float):
+        m, e = round_significant([v])
+        return [int(m[0]), int(e[0])]
+    return v
 
 
 _CONSTANTS = ("n", "dim", "B", "alpha", "v", "nu", "sup_f", "C", "noise_scale", "horizon")
+
+
+def _spec_definition(env_id: str, kwargs: Mapping[str, Any], horizon: int) -> dict[str, Any]:
+    import gymnasium as gym
+
+    spec = gym.spec(env_id)
+    ep = spec.entry_point
+    entry = ep if isinstance(ep, str) else f"{ep.__module__}:{ep.__qualname__}"
+    return {
+        "scheme": SPEC_HASH_SCHEME,
+        "precision": SPEC_PRECISION,
+        "id": env_id,
+        "kwargs": dict(kwargs),
+        "horizon": int(horizon),
+        "entry_point": entry,
+        "registered_kwargs": {k: v for k, v in spec.kwargs.items() if k != "horizon"},
+    }
 
 
 @lru_cache(maxsize=64)
@@ -244,17 +313,23 @@ def _spec_hash(env_id: str, kwargs_json: str, horizon: int) -> str:
     kwargs = json.loads(kwargs_json)
     env = gym.make(env_id, horizon=horizon, **kwargs)
     u = env.unwrapped
-    h = hashlib.sha256(json.dumps({"id": env_id, "kwargs": kwargs}, sort_keys=True).encode())
+    h = hashlib.sha256()
+    definition = jsonable(_spec_definition(env_id, kwargs, horizon))
+    h.update(json.dumps(definition, sort_keys=True, default=str).encode())
     for seed in (0, 1):  # two resets: envs that redraw f per seed hash two objectives
         u.reset(seed=seed)
         p = u.problem
-        consts = {k: jsonable(getattr(p, k, None)) for k in _CONSTANTS}
-        consts = {k: round(v, 10) if isinstance(v, float) else v for k, v in consts.items()}
-        consts["kernel"] = [p.kernel.name, jsonable(p.kernel.params())]
+        consts = {k: _scalar(jsonable(getattr(p, k, None))) for k in _CONSTANTS}
+        kp = jsonable(p.kernel.params())
+        if isinstance(kp, dict):
+            kp = {k: _scalar(v) for k, v in kp.items()}
+        consts["kernel"] = [p.kernel.name, kp]
         h.update(json.dumps(consts, sort_keys=True, default=str).encode())
         _digest(h, p.points)
-        _digest(h, p.kernel_matrix)
         _digest(h, u.objective.values)
+        K = p.kernel_matrix
+        _digest(h, np.diagonal(K))
+        _digest(h, K[0])
         # the reward semantics: the first payoffs (and regrets) of a fixed action sequence
         steps = [u.step(int((7 * i) % p.n)) for i in range(32)]
         _digest(h, [[r, info["regret"]] for _, r, _, _, info in steps])
