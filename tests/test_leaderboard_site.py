@@ -169,6 +169,12 @@ def test_rendering_twice_gives_the_same_bytes(site: dict[str, Any], tmp_path: Pa
         assert (other / SUITE / rel).read_bytes() == (folder / rel).read_bytes(), rel
     svg = (folder / "regret.svg").read_text()
     assert "<dc:date>" not in svg and "Matplotlib v" not in svg  # no date, no version
+    # a withdrawn submission takes its page with it
+    (other / SUITE / "submissions" / "baseline-tgp-ucb.json").unlink()
+    render_suite(load_suite(SUITE, other))
+    pages = sorted(p.stem for p in (other / SUITE / "entries").glob("*.html"))
+    assert pages == sorted(p.stem for p in (other / SUITE / "submissions").glob("*.json"))
+    assert "baseline-tgp-ucb" not in pages
 
 
 def test_results_csv_holds_every_run_and_its_hash_is_on_the_page(site: dict[str, Any]) -> None:
@@ -310,3 +316,7 @@ def test_committed_site_is_current(tmp_path: Path) -> None:
     summary = json.loads((BOARDS / SUITE / "summary.json").read_text())
     entries, _ = collect_entries(load_suite(SUITE, BOARDS))
     assert summary["leader"] == entries[0].name and summary["n_entries"] == len(entries)
+    csv_bytes = (BOARDS / SUITE / "results.csv").read_bytes()
+    assert summary["results_csv_sha256"] == hashlib.sha256(csv_bytes).hexdigest()
+    index = (BOARDS / "index.html").read_text()
+    assert f'href="{SUITE}/entries/{entries[0].file.removesuffix(".json")}.html"' in index

@@ -190,10 +190,8 @@ def render_index(root: str | os.PathLike[str] | None = None) -> Path:
     summaries = []
     for sid in list_suites(r):
         f = r / sid / "summary.json"
-        if f.is_file():
-            summaries.append(json.loads(f.read_text()))
-        else:
-            summaries.append(suite_summary(load_suite(sid, r), []))
+        blank = suite_summary(load_suite(sid, r), [])  # every key, for a summary not yet written
+        summaries.append({**blank, **json.loads(f.read_text())} if f.is_file() else blank)
     files = index_files(summaries)
     for rel, text in sorted(files.items()):
         _write(r / rel, text)

@@ -510,7 +510,7 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
         if prof:
             out["profiles.svg"] = prof
         out["results.csv"] = csv_text
-    out["summary.json"] = summary_json(suite_summary(suite, entries))
+    out["summary.json"] = summary_json(suite_summary(suite, entries, ctx["csv_sha256"]))
     out["index.html"] = render_template("suite.html.j2", **ctx)
     out["README.md"] = render_template("README.md.j2", **ctx)
     for env in envs:
@@ -531,7 +531,7 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
     return out
 
 
-def suite_summary(suite: Suite, entries: Sequence[Any]) -> dict[str, Any]:
+def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = "") -> dict[str, Any]:
     """What the index shows of a suite (written as ``summary.json`` beside its pages, so the
     index can list a suite this machine cannot re-render, e.g. without its real data)."""
     views = [entry_view(e) for e in entries]
@@ -552,6 +552,7 @@ def suite_summary(suite: Suite, entries: Sequence[Any]) -> dict[str, Any]:
         "leader_lo": lead.score_lo if lead else None,
         "leader_hi": lead.score_hi if lead else None,
         "last_verified": max(dates) if dates else "",
+        "results_csv_sha256": results_sha256,
     }
 
 
