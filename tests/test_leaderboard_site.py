@@ -59,6 +59,17 @@ def test_fmt_sig_has_four_significant_figures_and_no_exponent(x: Any, text: str)
 
 
 # -- aggregates ------------------------------------------------------------------------------
+@pytest.mark.parametrize("module", ["profiles", "site"])
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"hbo_envs.leaderboard.{module}")
+    res = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0
+    assert res.attempted >= 1
+
+
 def test_probability_of_improvement_by_hand() -> None:
     # task 0: pairs (2,1) (2,3) (3,1) (3,3) -> 1 + 0 + 1 + 1/2 = 2.5 of 4
     # task 1: x = (0, 0) never above y = (1, 5) -> 0

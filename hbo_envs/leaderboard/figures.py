@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import matplotlib
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 __all__ = ["PALETTE", "RANDOM_COLOR", "Panel", "Series", "curves_svg", "profile_svg"]
 
@@ -62,6 +64,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Panel:
+    """One axes: a title and the series drawn in it."""
+
     title: str
     series: tuple[Series, ...]
 
@@ -74,18 +78,16 @@ def to_svg(fig: Figure) -> str:
     return buf.getvalue()
 
 
-def _draw(ax: object, s: Series) -> None:
-    ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.15, linewidth=0)  # type: ignore[attr-defined]
-    ax.plot(  # type: ignore[attr-defined]
+def _draw(ax: Axes, s: Series) -> None:
+    ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.15, linewidth=0)
+    ax.plot(
         s.x, s.y, color=s.color, linewidth=1.4, linestyle="--" if s.dashed else "-", label=s.label
     )
 
 
 def _legend(fig: Figure, series: Sequence[Series], ncol: int) -> None:
     handles = [
-        matplotlib.lines.Line2D(
-            [], [], color=s.color, linewidth=2, linestyle="--" if s.dashed else "-"
-        )
+        Line2D([], [], color=s.color, linewidth=2, linestyle="--" if s.dashed else "-")
         for s in series
     ]
     fig.legend(

@@ -77,9 +77,13 @@ _TO_REPO = "../../../"
 
 # -- formatting ---------------------------------------------------------------------------
 def fmt_sig(x: float | None, sig: int = 4) -> str:
-    """``x`` with ``sig`` significant figures in positional notation (no exponent), keeping
-    trailing zeros: ``fmt_sig(10312.6) == '10310'``, ``fmt_sig(0.20998) == '0.2100'``;
-    ``'n/a'`` for None, NaN and infinities."""
+    """``x`` with ``sig`` significant figures in positional notation (no exponent, so a
+    column never mixes ``1.031e+04`` with ``9741``), keeping trailing zeros; ``'n/a'`` for
+    None, NaN and infinities.
+
+    >>> fmt_sig(10312.6), fmt_sig(9741.2), fmt_sig(0.20998), fmt_sig(9.9996)
+    ('10310', '9741', '0.2100', '10.00')
+    """
     if x is None or not np.isfinite(x):
         return "n/a"
     if x == 0:
