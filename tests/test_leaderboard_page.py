@@ -193,6 +193,21 @@ def test_no_env_is_hidden_at_1280_and_the_agent_column_sticks_on_a_phone(driver:
     _viewport(driver, 1280)
 
 
+def test_every_page_fits_a_phone(driver: Any) -> None:
+    _viewport(driver, 390, 844)
+    for page in _pages():
+        driver.get(page.as_uri())
+        page_w, inner, narrow = driver.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth,"
+            " Array.from(document.querySelectorAll('dl.kv dd'))"
+            ".filter(d => d.getBoundingClientRect().width < 150).map(d => d.textContent)];"
+        )
+        rel = page.relative_to(BOARDS)
+        assert page_w <= inner + 1, f"{rel} scrolls sideways at 390 px ({page_w} px)"
+        assert not narrow, f"{rel}: values squeezed below 150 px at 390 px: {narrow[:3]}"
+    _viewport(driver, 1280)
+
+
 def test_screenshots_at_1280_and_390(driver: Any) -> None:
     suites = _suites_with_entries()
     pages = [BOARDS / "index.html", BOARDS / "submit.html"]
