@@ -298,10 +298,9 @@ def test_the_submit_page_commands_parse() -> None:
     from hbo_envs.cli import _parser
 
     page = html.unescape(re.sub(r"<[^>]+>", "", (BOARDS / "submit.html").read_text()))
-    cmds = [
-        " ".join(c.split()).replace("\\ ", "")
-        for c in re.findall(r"^hbo-bench leaderboard (?:\\\n|[^\n])*", page, re.M)
-    ]
+    pattern = r"^(?:PYTHONPATH=\S+ )?hbo-bench leaderboard (?:\\\n|[^\n])*"
+    cmds = [" ".join(c.split()).replace("\\ ", "") for c in re.findall(pattern, page, re.M)]
+    cmds = [c.removeprefix("PYTHONPATH=. ") for c in cmds]
     assert {c.split()[2] for c in cmds} >= {"submit", "validate", "verify", "render"}
     for c in cmds:
         _parser().parse_args(c.split()[1:])

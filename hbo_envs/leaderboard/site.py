@@ -517,6 +517,7 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
     out["summary.json"] = summary_json(suite_summary(suite, entries, ctx["csv_sha256"]))
     out["index.html"] = render_template("suite.html.j2", **ctx)
     out["README.md"] = render_template("README.md.j2", **ctx)
+    available = suite.availability()
     for env in envs:
         x = env["id"]
         rows = sorted(data.entries, key=lambda v: (v.per_env[x]["iqm"], v.name, v.file))
@@ -524,7 +525,12 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
             ctx,
             env=env,
             rows=rows,
-            constants=env_constants(x, env["kwargs"], env["horizon"]),
+            constants=(
+                env_constants(x, env["kwargs"], env["horizon"])
+                if available[x] is None
+                # the reason names local paths: the page says only that it was not built
+                else [("constants", "not shown: the env cannot be built where this was rendered")]
+            ),
             spec_hash=next((v.spec_hashes.get(x, "") for v in data.entries), ""),
         )
         if data.entries:
