@@ -202,6 +202,10 @@ def test_results_csv_holds_every_run_and_its_hash_is_on_the_page(site: dict[str,
     assert got == expected
     page = (folder / "index.html").read_text()
     assert hashlib.sha256(text.encode()).hexdigest() in page
+    for f in subs:  # every submission file's hash on its entry page
+        entry = (folder / "entries" / f.replace(".json", ".html")).read_text()
+        digest = hashlib.sha256((folder / "submissions" / f).read_bytes()).hexdigest()
+        assert f"sha256 <code>{digest}</code>" in entry
 
 
 def test_probability_of_improvement_on_the_page_matches_a_naive_computation(

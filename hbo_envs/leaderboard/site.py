@@ -150,6 +150,7 @@ class EntryView:
     curves: dict[str, tuple[np.ndarray, np.ndarray]]  # env -> (t, (seeds, len(t)) R_t)
     spec_hashes: dict[str, str]
     color: str = ""
+    file_sha256: str = ""  # of the submission file as committed
     poi_random: tuple[float, float, float] | None = None
     poi_best: tuple[float, float, float] | None = None
 
@@ -279,6 +280,8 @@ def suite_data(suite: Suite, entries: Sequence[Any]) -> SuiteData:
     for v in views:
         data.avg_regret[v.file] = float(np.mean([v.per_env[x]["avg_iqm"] for x in envs]))
         data.n_rows += sum(len(v.final[x]) for x in envs)
+        f = suite.folder / "submissions" / v.file
+        v.file_sha256 = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else ""
         for x in envs:
             t, c = v.curves[x]
             data.bands[(v.file, x)] = (t, *iqm_band(c, confidence=conf, reps=reps, seed=seed))
