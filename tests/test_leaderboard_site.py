@@ -186,6 +186,12 @@ def test_rendering_twice_gives_the_same_bytes(site: dict[str, Any], tmp_path: Pa
     pages = sorted(p.stem for p in (other / SUITE / "entries").glob("*.html"))
     assert pages == sorted(p.stem for p in (other / SUITE / "submissions").glob("*.json"))
     assert "baseline-tgp-ucb" not in pages
+    # without the random floor nothing has a score: no profiles, and the page says why
+    (other / SUITE / "submissions" / "baseline-random.json").unlink()
+    render_suite(load_suite(SUITE, other))
+    assert not (other / SUITE / "profiles.svg").exists()
+    assert (other / SUITE / "regret.svg").exists()
+    assert "No entry has a score yet" in (other / SUITE / "index.html").read_text()
 
 
 def test_results_csv_holds_every_run_and_its_hash_is_on_the_page(site: dict[str, Any]) -> None:
