@@ -504,7 +504,7 @@ def test_public_seed_overfitting_is_flagged(board: dict[str, Any]) -> None:
 def test_render_ranks_the_third_party_agent(board: dict[str, Any]) -> None:
     suite = board["suite"]
     paths = render_suite(suite)
-    assert {p.name for p in paths} == {"README.md", "regret.svg", "index.html"}
+    assert {"README.md", "regret.svg", "index.html"} <= {p.name for p in paths}
 
     # expected order from a naive computation: score = mean_e 1 - IQM(agent)/IQM(random)
     def naive_iqm(x: list[float]) -> float:

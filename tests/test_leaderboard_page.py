@@ -1,5 +1,10 @@
-"""The rendered leaderboard page in a real headless browser (Debian chromium + chromedriver,
-driven by Selenium): no console errors, every submission shown, headers re-sort the table.
+"""The rendered leaderboard site in a real headless browser (Debian chromium + chromedriver,
+driven by Selenium): every page loads without console errors, every link and image
+resolves, tables sort, no env column is hidden at 1280 px, the agent column stays in view when
+a phone scrolls the table sideways, and screenshots at 1280 and 390 px are written for a
+person to look at.
+
+Screenshots go to ``leaderboards/_screenshots/`` (git-ignored), or to ``$HBO_SCREENSHOTS``.
 
 In CI (``CI=true``, set by ``.ci/run``, which installs the browser) a missing browser is a
 failure; elsewhere the test is skipped saying what to install.
@@ -11,11 +16,26 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
+from hbo_envs.leaderboard.site import PAPER_URLS
+
 BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
-PAGE = BOARDS / "heavy-tailed-v0" / "index.html"
+SHOTS = Path(os.environ.get("HBO_SCREENSHOTS") or BOARDS / "_screenshots")
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in BOARDS.rglob("*.html") if "_screenshots" not in p.parts)
+
+
+def _suites_with_entries() -> list[Path]:
+    return [
+        p.parent
+        for p in sorted(BOARDS.glob("*/index.html"))
+        if any(p.parent.glob("entries/*.html"))
+    ]
 
 
 def _browser_paths() -> tuple[str, str] | None:
@@ -40,7 +60,15 @@ def driver() -> Any:
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = paths[0]
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+    for a in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-extensions",
+        "--no-first-run",
+    ):
         opts.add_argument(a)
     opts.add_argument("--window-size=1400,1000")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -50,52 +78,166 @@ def driver() -> Any:
     d.quit()
 
 
-def _column(d: Any, index: int) -> list[str]:
+def _viewport(d: Any, width: int, height: int = 900) -> None:
+    """Emulate a ``width`` px wide screen (a phone below 600 px), independent of window
+    limits of the headless browser."""
+    d.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+
+
+def _errors(d: Any) -> list[dict[str, Any]]:
+    return [e for e in d.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+def _column(d: Any, index: int, table: str = "#ranking") -> list[str]:
     from selenium.webdriver.common.by import By
 
-    rows = d.find_elements(By.CSS_SELECTOR, "#ranking tbody tr")
+    rows = d.find_elements(By.CSS_SELECTOR, f"{table} tbody tr")
     return [r.find_elements(By.TAG_NAME, "td")[index].get_attribute("data-sort") for r in rows]
 
 
-def test_page_loads_without_errors_and_sorts(driver: Any) -> None:
+def test_every_page_loads_without_errors_and_every_link_resolves(driver: Any) -> None:
+    pages = _pages()
+    suites = sorted(BOARDS.glob("*/suite.toml"))
+    assert len(pages) >= 2 + len(suites)  # index, submit, one per suite (+ envs, entries)
+    _viewport(driver, 1280)
+    allowed = set(PAPER_URLS.values())
+    checked = 0
+    for page in pages:
+        driver.get(page.as_uri())
+        assert driver.title, page
+        assert not _errors(driver), (page, _errors(driver))
+        links = driver.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+        )
+        for href in links:
+            u = urlparse(href)
+            if u.scheme in ("http", "https"):
+                assert href in allowed, (page, href)  # only the papers' own pages
+                continue
+            assert u.scheme == "file", (page, href)
+            target = Path(unquote(u.path))
+            assert target.exists(), f"{page.relative_to(BOARDS)}: broken link {href}"
+            checked += 1
+        broken = driver.execute_script(
+            "return Array.from(document.images)"
+            ".filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+        )
+        assert not broken, (page, broken)
+    assert checked > len(pages)
+
+
+def test_tables_sort(driver: Any) -> None:
     from selenium.webdriver.common.by import By
 
-    driver.get(PAGE.as_uri())
-    assert "heavy-tailed-v0" in driver.title
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
-    assert not errors, errors
-    files = sorted((BOARDS / "heavy-tailed-v0" / "submissions").glob("*.json"))
+    suite = max(_suites_with_entries(), key=lambda s: len(list(s.glob("entries/*.html"))))
+    _viewport(driver, 1280)
+    driver.get((suite / "index.html").as_uri())
+    files = sorted((suite / "submissions").glob("*.json"))
     names = _column(driver, 1)
-    assert len(names) == len(files) >= 2  # every submission has a row
-    assert names[-1] != "" and all(names)
+    assert len(names) == len(files) >= 3 and all(names)  # every submission has a row
     headers = driver.find_elements(By.CSS_SELECTOR, "#ranking thead th")
     titles = [h.text for h in headers]
-    # mean rank: ascending on the first click, descending on the second
-    col = titles.index("mean rank")
-    headers[col].click()
+    col = titles.index("mean\nrank") if "mean\nrank" in titles else titles.index("mean rank")
+    headers[col].click()  # ascending on the first click, descending on the second
     asc = [float(x) for x in _column(driver, col)]
-    assert asc == sorted(asc)
-    assert headers[col].get_attribute("aria-sort") == "ascending"
+    assert asc == sorted(asc) and headers[col].get_attribute("aria-sort") == "ascending"
     headers[col].click()
     desc = [float(x) for x in _column(driver, col)]
     assert desc == sorted(desc, reverse=True)
-    # the agent column sorts by name
-    headers[1].click()
+    headers[1].click()  # the agent column sorts by name
     assert _column(driver, 1) == sorted(names)
-    # the score column (back to the ranking order, descending)
     score = titles.index("score")
     headers[score].click()
     headers[score].click()
     vals = [float(x) for x in _column(driver, score)]
     assert vals == sorted(vals, reverse=True)
-    assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    # the probability-of-improvement table sorts too
+    poi = driver.find_elements(By.CSS_SELECTOR, "#poi thead th")
+    poi[1].click()
+    p = [float(x) for x in _column(driver, 1, "#poi")]
+    assert p == sorted(p)
+    assert not _errors(driver)
+
+
+def test_no_env_is_hidden_at_1280_and_the_agent_column_sticks_on_a_phone(driver: Any) -> None:
+    suites = _suites_with_entries()
+    assert suites
+    for suite in suites:
+        _viewport(driver, 1280)
+        driver.get((suite / "index.html").as_uri())
+        w = driver.execute_script(
+            "var s = document.querySelector('#ranking').parentElement;"
+            "return [s.scrollWidth, s.clientWidth, window.innerWidth,"
+            " document.documentElement.scrollWidth];"
+        )
+        assert w[0] <= w[1] + 1, f"{suite.name}: the table scrolls at 1280 px: {w}"
+        assert w[3] <= w[2], f"{suite.name}: the page scrolls sideways at 1280 px: {w}"
+        _viewport(driver, 390, 844)
+        driver.get((suite / "index.html").as_uri())
+        lefts = driver.execute_script(
+            "var s = document.querySelector('#ranking').parentElement;"
+            "var cell = document.querySelector('#ranking tbody td.c1');"
+            "var before = cell.getBoundingClientRect().left;"
+            "s.scrollLeft = s.scrollWidth;"
+            "return [before, cell.getBoundingClientRect().left, s.scrollLeft,"
+            " s.getBoundingClientRect().left, document.documentElement.scrollWidth,"
+            " window.innerWidth];"
+        )
+        before, after, scrolled, box_left, page_w, inner = lefts
+        assert scrolled > 100, f"{suite.name}: expected a sideways-scrolling table on a phone"
+        assert after == pytest.approx(before, abs=1) and after >= box_left
+        assert page_w <= inner + 1, f"{suite.name}: the page itself scrolls sideways at 390 px"
+    _viewport(driver, 1280)
+
+
+def test_every_page_fits_a_phone(driver: Any) -> None:
+    _viewport(driver, 390, 844)
+    for page in _pages():
+        driver.get(page.as_uri())
+        page_w, inner, narrow = driver.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth,"
+            " Array.from(document.querySelectorAll('dl.kv dd'))"
+            ".filter(d => d.getBoundingClientRect().width < 150).map(d => d.textContent)];"
+        )
+        rel = page.relative_to(BOARDS)
+        assert page_w <= inner + 1, f"{rel} scrolls sideways at 390 px ({page_w} px)"
+        assert not narrow, f"{rel}: values squeezed below 150 px at 390 px: {narrow[:3]}"
+    _viewport(driver, 1280)
+
+
+def test_screenshots_at_1280_and_390(driver: Any) -> None:
+    suites = _suites_with_entries()
+    pages = [BOARDS / "index.html", BOARDS / "submit.html"]
+    for s in suites:
+        pages.append(s / "index.html")
+        pages += sorted(s.glob("envs/*.html"))[:1] + sorted(s.glob("entries/*.html"))[:1]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    written = []
+    for page in pages:
+        for width in (1280, 390):
+            _viewport(driver, width)
+            driver.get(page.as_uri())
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            _viewport(driver, width, min(int(height), 8000))  # the whole page, in one image
+            rel = page.relative_to(BOARDS).with_suffix("")
+            out = SHOTS / f"{'__'.join(rel.parts)}@{width}.png"
+            assert driver.save_screenshot(str(out)), out
+            assert out.stat().st_size > 5000  # an image with content, not a blank page
+            written.append(out)
+    _viewport(driver, 1280)
+    print(f"{len(written)} screenshots in {SHOTS}")
 
 
 def test_the_console_check_sees_script_errors(driver: Any, tmp_path: Path) -> None:
     # the no-console-errors assertion above is only meaningful if errors do show up
     page = tmp_path / "broken.html"
     page.write_text(
-        PAGE.read_text().replace("<script>", "<script>no_such_function();</script><script>", 1)
+        (BOARDS / "index.html")
+        .read_text()
+        .replace("<script>", "<script>no_such_function();</script><script>", 1)
     )
     driver.get(page.as_uri())
     assert any(e["level"] == "SEVERE" for e in driver.get_log("browser"))

@@ -6,7 +6,12 @@
   :mod:`~hbo_envs.leaderboard.sandbox`), :func:`audit`, :func:`rerun_cells`,
 - :mod:`~hbo_envs.leaderboard.entries` — what a table ranks (only the suite's own numbers),
 - :mod:`~hbo_envs.leaderboard.aggregate` — IQM + CI per env, normalized score, mean rank,
-- :mod:`~hbo_envs.leaderboard.render` — README tables, SVG plots and static HTML pages,
+- :mod:`~hbo_envs.leaderboard.render` — which entries a suite ranks, and ``render_*`` entry points,
+- :mod:`~hbo_envs.leaderboard.site` — the static site (jinja2 templates in ``templates/``):
+  index, submit page, one page per suite, env and entry, ``results.csv``,
+- :mod:`~hbo_envs.leaderboard.profiles` — IQM curves with CI bands, performance profiles,
+  probability of improvement (rliable's definitions),
+- :mod:`~hbo_envs.leaderboard.figures` — the matplotlib figures, as deterministic SVG,
 - :mod:`~hbo_envs.leaderboard.cli` — ``hbo-bench leaderboard ...``.
 """
 

@@ -1,0 +1,581 @@
+"""The leaderboard site: one static page per suite, per env and per submission, an index,
+a "how to submit" page, figures, and a results download — rendered with jinja2 templates
+(``hbo_envs/leaderboard/templates/``) from the ranked entries of
+:func:`hbo_envs.leaderboard.render.collect_entries`.
+
+Layout of ``leaderboards/`` (every file a pure function of the suite definitions and the
+submission files: no clock, no absolute path, no machine fact, so a fresh render reproduces
+the committed site byte for byte)::
+
+    index.html                  suites, leader, entries, last verification date
+    submit.html                 validate -> verify -> pull request, copy-paste example
+    <suite>/index.html          ranked table, profiles, P(improvement), downloads
+    <suite>/README.md           the same table for GitHub's file view
+    <suite>/regret.svg          IQM R_t with CI bands per env, every entry + random floor
+    <suite>/profiles.svg        performance profiles (run-score distributions)
+    <suite>/results.csv         every entry's final regret per env and seed
+    <suite>/envs/<env>.html     paper panel, constants, curves, per-env table
+    <suite>/entries/<file>.html agent code (file + revision), parameters, verification
+
+Every field of an entry the pages show is read in one place, :func:`entry_view`, so a change
+of the submission or verification format is one function to adapt.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from hbo_envs.leaderboard.figures import (
+    PALETTE,
+    RANDOM_COLOR,
+    Panel,
+    Series,
+    curves_svg,
+    profile_svg,
+)
+from hbo_envs.leaderboard.profiles import (
+    iqm_band,
+    normalized_run_scores,
+    probability_of_improvement_ci,
+    score_distribution_band,
+)
+from hbo_envs.leaderboard.suite import Suite
+
+__all__ = [
+    "PAPER_URLS",
+    "EntryView",
+    "entry_view",
+    "fmt_sig",
+    "site_files",
+    "index_files",
+]
+
+# Where each seed paper can be read; the env registry names the paper and panel.
+PAPER_URLS = {
+    "Chowdhury–Gopalan 2019": "https://arxiv.org/abs/1909.07040",
+    "Bogunovic–Krause–Scarlett 2020": "https://arxiv.org/abs/2003.01971",
+    # ECAI 2024; the paper's own reference [1] is this record (paper code and supplement).
+    "Park–Lee 2024": "https://doi.org/10.5281/zenodo.13345239",
+}
+# Relative path from a page in <root>/<suite>/<sub>/ to the repository's top level, valid
+# for the committed site (leaderboards/ sits at the top level of the repository).
+_TO_REPO = "../../../"
+
+
+# -- formatting ---------------------------------------------------------------------------
+def fmt_sig(x: float | None, sig: int = 4) -> str:
+    """``x`` with ``sig`` significant figures in positional notation (no exponent, so a
+    column never mixes ``1.031e+04`` with ``9741``), keeping trailing zeros; ``'n/a'`` for
+    None, NaN and infinities.
+
+    >>> fmt_sig(10312.6), fmt_sig(9741.2), fmt_sig(0.20998), fmt_sig(9.9996)
+    ('10310', '9741', '0.2100', '10.00')
+    """
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    d = Decimal(repr(float(x)))
+    e = d.adjusted()  # exponent of the leading digit
+    q = d.quantize(Decimal(1).scaleb(e - sig + 1), rounding=ROUND_HALF_EVEN)
+    if q.adjusted() > e:  # rounding carried into a new digit (9.9996 -> 10.00)
+        q = d.quantize(Decimal(1).scaleb(e - sig + 2), rounding=ROUND_HALF_EVEN)
+    return format(q, "f")
+
+
+def fmt_fixed(x: float | None, digits: int = 3) -> str:
+    """``x`` with ``digits`` decimals (scores live in (-inf, 1]); ``'n/a'`` if not finite."""
+    return f"{x:.{digits}f}" if x is not None and np.isfinite(x) else "n/a"
+
+
+def _sort_key(x: float | None) -> str:
+    return repr(float(x)) if x is not None and np.isfinite(x) else "NaN"
+
+
+def short_env(env_id: str) -> str:
+    return env_id.removeprefix("hbo/")
+
+
+def env_slug(env_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", short_env(env_id))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- the adapter ----------------------------------------------------------------------------
+@dataclass
+class EntryView:
+    """What the pages show of one ranked entry (built by :func:`entry_view`)."""
+
+    file: str
+    stem: str
+    name: str
+    rank: int
+    score: float
+    score_lo: float
+    score_hi: float
+    mean_rank: float
+    status: str
+    date: str
+    is_random: bool
+    registered_name: str | None
+    import_path: str
+    params: dict[str, Any]
+    revision: str | None
+    dirty: bool | None
+    source_file: str | None
+    source_sha256: str | None
+    created: str
+    packages: dict[str, str]
+    platform: str
+    verification: dict[str, Any]
+    per_env: dict[str, dict[str, float]]
+    final: dict[str, np.ndarray]  # env -> R_T per seed (seed order of the file)
+    seeds: dict[str, list[int]]
+    curves: dict[str, tuple[np.ndarray, np.ndarray]]  # env -> (t, (seeds, len(t)) R_t)
+    spec_hashes: dict[str, str]
+    color: str = ""
+    file_sha256: str = ""  # of the submission file as committed
+    poi_random: tuple[float, float, float] | None = None
+    poi_best: tuple[float, float, float] | None = None
+
+    @property
+    def is_reference(self) -> bool:
+        """A baseline of a registered reference agent (not the random floor)."""
+        return self.registered_name is not None and not self.is_random
+
+    @property
+    def code_url(self) -> str | None:
+        """Relative link to the agent's source file when it is this project's code."""
+        if self.source_file and self.import_path.startswith("agents."):
+            return _TO_REPO + self.source_file
+        return None
+
+
+def entry_view(e: Any) -> EntryView:
+    """The one place that reads an :class:`~hbo_envs.leaderboard.render.Entry` and its
+    submission dict (re-wire here when the entry or verification format changes)."""
+    sub = e.sub
+    a, code, prov = sub["agent"], sub["agent"]["code"], sub["provenance"]
+    final: dict[str, list[float]] = {}
+    seeds: dict[str, list[int]] = {}
+    rows: dict[str, list[list[float]]] = {}
+    ts: dict[str, list[int]] = {}
+    for r in sub["results"]:
+        x = r["env_id"]
+        final.setdefault(x, []).append(float(r["final_regret"]))
+        seeds.setdefault(x, []).append(int(r["seed"]))
+        rows.setdefault(x, []).append(r["checkpoints"]["regret"])
+        ts.setdefault(x, r["checkpoints"]["t"])
+    return EntryView(
+        file=e.file,
+        stem=Path(e.file).stem,
+        name=e.name,
+        rank=e.rank,
+        score=e.score,
+        score_lo=e.score_lo,
+        score_hi=e.score_hi,
+        mean_rank=e.mean_rank,
+        status=e.status,
+        date=e.date,
+        is_random=e.is_random,
+        registered_name=a.get("registered_name"),
+        import_path=a["import_path"],
+        params=dict(a["params"]),
+        revision=code.get("revision"),
+        dirty=code.get("dirty"),
+        source_file=code.get("source_file"),
+        source_sha256=code.get("source_sha256"),
+        created=str(prov.get("created", "")),
+        packages={k: str(v) for k, v in (prov.get("packages") or {}).items()},
+        platform=str(prov.get("platform", "")),
+        verification=dict(sub.get("verification") or {}),
+        per_env={x: dict(v) for x, v in sub["aggregates"]["per_env"].items()},
+        final={x: np.asarray(v, dtype=float) for x, v in final.items()},
+        seeds=seeds,
+        curves={x: (np.asarray(ts[x]), np.asarray(rows[x], dtype=float)) for x in rows},
+        spec_hashes={x: str(v.get("spec_hash", "")) for x, v in sub.get("envs", {}).items()},
+    )
+
+
+def random_reference(views: Sequence[EntryView]) -> EntryView | None:
+    """The random floor: the random entry the ranking normalizes by (verified first)."""
+    refs = sorted((v for v in views if v.is_random), key=lambda v: (v.status != "verified", v.file))
+    return refs[0] if refs else None
+
+
+# -- per-suite computations -----------------------------------------------------------------
+@dataclass
+class SuiteData:
+    suite: Suite
+    entries: list[EntryView]
+    random: EntryView | None
+    best_reference: EntryView | None
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # file -> (seeds, envs)
+    bands: dict[tuple[str, str], tuple[np.ndarray, ...]] = field(default_factory=dict)
+    env_rank: dict[tuple[str, str], float] = field(default_factory=dict)  # (file, env) -> rank
+    avg_regret: dict[str, float] = field(default_factory=dict)  # file -> mean_e IQM(R_T/T)
+    n_rows: int = 0  # rows of results.csv
+
+
+def _runs(v: EntryView, envs: Sequence[str]) -> np.ndarray:
+    """``(seeds, envs)`` final regrets, rows in ascending seed order."""
+    cols = []
+    for x in envs:
+        order = np.argsort(v.seeds[x], kind="stable")
+        cols.append(v.final[x][order])
+    return np.stack(cols, axis=1)
+
+
+def suite_data(suite: Suite, entries: Sequence[Any]) -> SuiteData:
+    """Views, colors, the random floor, normalized run scores, P(improvement), CI bands."""
+    views = [entry_view(e) for e in entries]
+    k = 0
+    for v in views:
+        if v.is_random:
+            v.color = RANDOM_COLOR
+        else:
+            v.color = PALETTE[k % len(PALETTE)]
+            k += 1
+    rnd = random_reference(views)
+    refs = [v for v in views if v.is_reference]
+    best = refs[0] if refs else None  # views come ranked
+    data = SuiteData(suite, views, rnd, best)
+    envs = suite.env_ids
+    conf, reps, seed = suite.confidence, suite.bootstrap_reps, suite.bootstrap_seed
+    if rnd is not None:
+        ref_iqm = [rnd.per_env[x]["iqm"] for x in envs]
+        if all(np.isfinite(ref_iqm)) and min(ref_iqm) > 0:
+            for v in views:
+                data.scores[v.file] = normalized_run_scores(_runs(v, envs), ref_iqm)
+            for v in views:
+                s = data.scores[v.file]
+                if not v.is_random:
+                    v.poi_random = probability_of_improvement_ci(
+                        s, data.scores[rnd.file], confidence=conf, reps=reps, seed=seed
+                    )
+                if best is not None and v is not best:
+                    v.poi_best = probability_of_improvement_ci(
+                        s, data.scores[best.file], confidence=conf, reps=reps, seed=seed
+                    )
+    for x in envs:
+        r = rankdata([v.per_env[x]["iqm"] for v in views], method="average") if views else []
+        for v, rk in zip(views, r, strict=True):
+            data.env_rank[(v.file, x)] = float(rk)
+    for v in views:
+        data.avg_regret[v.file] = float(np.mean([v.per_env[x]["avg_iqm"] for x in envs]))
+        data.n_rows += sum(len(v.final[x]) for x in envs)
+        f = suite.folder / "submissions" / v.file
+        v.file_sha256 = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else ""
+        for x in envs:
+            t, c = v.curves[x]
+            data.bands[(v.file, x)] = (t, *iqm_band(c, confidence=conf, reps=reps, seed=seed))
+    return data
+
+
+def _series(data: SuiteData, env_id: str) -> tuple[Series, ...]:
+    out = []
+    for v in data.entries:
+        t, y, lo, hi = data.bands[(v.file, env_id)]
+        label = v.name + (" (random floor)" if v is data.random else "")
+        out.append(Series(label, v.color, t, y, lo, hi, dashed=v.is_random))
+    return tuple(out)
+
+
+def regret_figure(data: SuiteData) -> str:
+    s = data.suite
+    panels = [Panel(short_env(x), _series(data, x)) for x in s.env_ids]
+    return curves_svg(
+        panels,
+        title=f"{s.id}: IQM over {len(s.seeds)} seeds of the cumulative regret R_t "
+        f"with {s.confidence:.0%} CI bands (lower is better); random floor dashed",
+    )
+
+
+def env_figure(data: SuiteData, env_id: str) -> str:
+    return curves_svg(
+        [Panel(short_env(env_id), _series(data, env_id))],
+        title=f"IQM over seeds of R_t with {data.suite.confidence:.0%} CI bands",
+        panel_size=(7.2, 3.6),
+    )
+
+
+def profile_taus(data: SuiteData) -> np.ndarray:
+    """101 thresholds from the lowest normalized run score of the suite (or 0) to 1."""
+    lo = min(float(np.min(s)) for s in data.scores.values())
+    return np.linspace(min(lo, 0.0), 1.0, 101)
+
+
+def profile_figure(data: SuiteData) -> str | None:
+    if not data.scores:
+        return None
+    s, taus = data.suite, profile_taus(data)
+    series = []
+    for v in data.entries:
+        y, lo, hi = score_distribution_band(
+            data.scores[v.file],
+            taus,
+            confidence=s.confidence,
+            reps=s.bootstrap_reps,
+            seed=s.bootstrap_seed,
+        )
+        series.append(Series(v.name, v.color, taus, y, lo, hi, dashed=v.is_random))
+    return profile_svg(
+        series,
+        title=f"{s.id}: performance profiles over {len(s.seeds)} seeds x {len(s.envs)} envs "
+        f"({s.confidence:.0%} CI bands)",
+    )
+
+
+def results_csv(data: SuiteData) -> str:
+    """One row per (entry, env, seed): the final regret the suite ranks."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        [
+            "suite",
+            "rank",
+            "agent",
+            "file",
+            "verification",
+            "env_id",
+            "horizon",
+            "seed",
+            "final_regret",
+            "final_avg_regret",
+        ]
+    )
+    for v in data.entries:
+        for e in data.suite.envs:
+            for seed, r in zip(v.seeds[e.id], v.final[e.id], strict=True):
+                w.writerow(
+                    [
+                        data.suite.id,
+                        v.rank,
+                        v.name,
+                        v.file,
+                        v.status,
+                        e.id,
+                        e.horizon,
+                        seed,
+                        repr(float(r)),
+                        repr(float(r) / e.horizon),
+                    ]
+                )
+    return buf.getvalue()
+
+
+# -- env constants --------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _env_constants(env_id: str, kwargs_json: str, horizon: int) -> tuple[tuple[str, str], ...]:
+    import gymnasium as gym
+
+    from hbo_envs.registration import register_envs
+
+    register_envs()
+    env = gym.make(env_id, horizon=horizon, **json.loads(kwargs_json)).unwrapped
+    p = env.problem
+    ch = dict(env.channel.params())
+    ch_name = ch.pop("name")
+    args = ", ".join(
+        f"{k}={fmt_sig(v)}"
+        if isinstance(v, float | int) and not isinstance(v, bool)
+        else f"{k}={v}"
+        for k, v in ch.items()
+    )
+    out = [
+        ("objective", str(env.objective.name)),
+        ("reward channel", f"{ch_name}({args})"),
+        ("arms n", str(p.n)),
+        ("moment index α (bounded (1+α)-th moment)", fmt_sig(p.alpha)),
+        ("moment bound v", fmt_sig(p.v)),
+        ("ν", fmt_sig(p.nu)),
+        ("RKHS norm bound B", fmt_sig(p.B)),
+        ("horizon T", str(horizon)),
+        ("f per reset", "redrawn (per seed)" if getattr(env, "redraw", False) else "fixed"),
+    ]
+    if getattr(p, "C", None) is not None:
+        out.append(("corruption budget C", fmt_sig(p.C)))
+    return tuple(out)
+
+
+def env_constants(env_id: str, kwargs: dict[str, Any], horizon: int) -> list[tuple[str, str]]:
+    """(name, value) rows of the constants the env declares (``env.problem``), read from the
+    env itself — the page cannot disagree with the code."""
+    return list(_env_constants(env_id, json.dumps(kwargs, sort_keys=True), horizon))
+
+
+def env_paper(env_id: str) -> tuple[str, str | None]:
+    """(paper panel as the registry names it, link to the paper or None)."""
+    from hbo_envs.registration import ENV_SPECS
+
+    entry = next((e for e in ENV_SPECS if e.id == env_id), None)
+    paper = entry.paper if entry is not None else ""
+    url = next((u for k, u in PAPER_URLS.items() if paper.startswith(k)), None)
+    return paper, url
+
+
+# -- templates ------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _jinja() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("hbo_envs.leaderboard", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "html.j2"]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        sig=fmt_sig, fixed=fmt_fixed, sortkey=_sort_key, short_env=short_env, slug=env_slug
+    )
+    env.filters["tojson_compact"] = lambda x: json.dumps(x, sort_keys=True)
+    env.filters["wbr"] = _wbr
+    return env
+
+
+def _wbr(text: str) -> Any:
+    """Allow line breaks after ``-`` in long env names (escaped, then ``<wbr>`` added)."""
+    import markupsafe
+
+    return markupsafe.Markup("-<wbr>".join(markupsafe.escape(p) for p in text.split("-")))
+
+
+def render_template(name: str, **ctx: Any) -> str:
+    return _jinja().get_template(name).render(**ctx)
+
+
+def _ci(v: EntryView) -> str:
+    return f"{fmt_fixed(v.score)} [{fmt_fixed(v.score_lo)}, {fmt_fixed(v.score_hi)}]"
+
+
+def _verdict(data: SuiteData) -> str:
+    """The sentence under the table: who leads, and whether first place is separated from
+    second (their score CIs do not overlap)."""
+    ranked = [v for v in data.entries if np.isfinite(v.score)]
+    if not ranked:
+        return "No entry has a score yet (the suite needs its random baseline)."
+    a = ranked[0]
+    s = f"{a.name} ranks first with score {_ci(a)}"
+    if len(ranked) == 1:
+        return s + "."
+    b = ranked[1]
+    overlap = a.score_lo <= b.score_hi
+    conf = f"{data.suite.confidence:.0%}"
+    return (
+        s + f"; its {conf} CI {'overlaps' if overlap else 'does not overlap'} that of "
+        f"{b.name} ({_ci(b)}), so first place is {'not ' if overlap else ''}separated from "
+        "second at this confidence."
+    )
+
+
+def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
+    """Every file of ``suite``'s part of the site: path relative to the suite folder -> text."""
+    data = suite_data(suite, entries)
+    out: dict[str, str] = {}
+    envs = [
+        {
+            "id": e.id,
+            "short": short_env(e.id),
+            "slug": env_slug(e.id),
+            "horizon": e.horizon,
+            "kwargs": dict(e.kwargs),
+            "paper": env_paper(e.id),
+        }
+        for e in suite.envs
+    ]
+    csv_text = results_csv(data) if data.entries else ""
+    ctx: dict[str, Any] = {
+        "suite": suite,
+        "data": data,
+        "entries": data.entries,
+        "envs": envs,
+        "verdict": _verdict(data),
+        "csv_sha256": sha256_text(csv_text) if csv_text else "",
+        "has_profiles": bool(data.scores),
+    }
+    if data.entries:
+        out["regret.svg"] = regret_figure(data)
+        prof = profile_figure(data)
+        if prof:
+            out["profiles.svg"] = prof
+        out["results.csv"] = csv_text
+    out["summary.json"] = summary_json(suite_summary(suite, entries, ctx["csv_sha256"]))
+    out["index.html"] = render_template("suite.html.j2", **ctx)
+    out["README.md"] = render_template("README.md.j2", **ctx)
+    available = suite.availability()
+    for env in envs:
+        x = env["id"]
+        rows = sorted(data.entries, key=lambda v: (v.per_env[x]["iqm"], v.name, v.file))
+        envctx = dict(
+            ctx,
+            env=env,
+            rows=rows,
+            constants=(
+                env_constants(x, env["kwargs"], env["horizon"])
+                if available[x] is None
+                # the reason names local paths: the page says only that it was not built
+                else [("constants", "not shown: the env cannot be built where this was rendered")]
+            ),
+            spec_hash=next((v.spec_hashes.get(x, "") for v in data.entries), ""),
+        )
+        if data.entries:
+            out[f"envs/{env['slug']}.svg"] = env_figure(data, x)
+        out[f"envs/{env['slug']}.html"] = render_template("env.html.j2", **envctx)
+    for v in data.entries:
+        out[f"entries/{v.stem}.html"] = render_template("entry.html.j2", **dict(ctx, v=v))
+    return out
+
+
+def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = "") -> dict[str, Any]:
+    """What the index shows of a suite (written as ``summary.json`` beside its pages, so the
+    index can list a suite this machine cannot re-render, e.g. without its real data)."""
+    views = [entry_view(e) for e in entries]
+    ranked = [v for v in views if np.isfinite(v.score)]
+    dates = [v.date for v in views if v.status == "verified" and v.date]
+    lead = ranked[0] if ranked else None
+    return {
+        "id": suite.id,
+        "title": suite.title,
+        "n_envs": len(suite.envs),
+        "n_seeds": len(suite.seeds),
+        "seeds": list(suite.seeds),
+        "n_entries": len(views),
+        "n_verified": sum(v.status == "verified" for v in views),
+        "leader": lead.name if lead else None,
+        "leader_stem": lead.stem if lead else None,
+        "leader_score": lead.score if lead else None,
+        "leader_lo": lead.score_lo if lead else None,
+        "leader_hi": lead.score_hi if lead else None,
+        "last_verified": max(dates) if dates else "",
+        "results_csv_sha256": results_sha256,
+    }
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    return json.dumps(summary, indent=1, sort_keys=True) + "\n"
+
+
+def index_files(summaries: Sequence[dict[str, Any]], skipped: Sequence[str] = ()) -> dict[str, str]:
+    """``index.html`` and ``submit.html`` of the leaderboards root."""
+    return {
+        "index.html": render_template("index.html.j2", summaries=summaries, skipped=skipped),
+        "submit.html": render_template("submit.html.j2", suites=summaries),
+    }
