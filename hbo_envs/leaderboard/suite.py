@@ -327,9 +327,9 @@ def _spec_hash(env_id: str, kwargs_json: str, horizon: int) -> str:
         h.update(json.dumps(consts, sort_keys=True, default=str).encode())
         _digest(h, p.points)
         _digest(h, u.objective.values)
-        K = p.kernel_matrix
-        _digest(h, np.diagonal(K))
-        _digest(h, K[0])
+        # through the kernel accessors: a large problem's kernel matrix is lazy (never n x n)
+        _digest(h, p.kernel_diag())
+        _digest(h, p.kernel_block([0], np.arange(p.n))[0])
         # the reward semantics: the first payoffs (and regrets) of a fixed action sequence
         steps = [u.step(int((7 * i) % p.n)) for i in range(32)]
         _digest(h, [[r, info["regret"]] for _, r, _, _, info in steps])
