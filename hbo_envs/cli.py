@@ -145,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     from hbo_envs.leaderboard.cli import add_parser as add_leaderboard_parser
 
     add_leaderboard_parser(sub)
+    from hbo_envs.harness.archive import add_parser as add_archive_parser
+
+    add_archive_parser(sub)
     return ap
 
 
@@ -424,6 +427,7 @@ _COMMANDS = {
     "list": _cmd_list,
     "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
     "leaderboard": lambda args: _leaderboard_cli().run(args),
+    "archive": lambda args: __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args),
 }
 
 

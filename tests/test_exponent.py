@@ -12,7 +12,13 @@ import pytest
 
 import hbo_envs.harness.experiments as X
 from hbo_envs.cli import main
-from hbo_envs.harness.claims import DOES_NOT, REPRODUCES, evaluate_claims, exponent_at_least
+from hbo_envs.harness.claims import (
+    DOES_NOT,
+    INCONCLUSIVE,
+    REPRODUCES,
+    evaluate_claims,
+    exponent_at_least,
+)
 from hbo_envs.harness.exponent import (
     EnvVariant,
     ExponentExperiment,
@@ -57,7 +63,7 @@ def test_exponent_at_least_verdicts() -> None:
     fin = _final(0.6, 0.02)
     v = lambda b: evaluate_claims([exponent_at_least("a", b, env="e")], fin)[0]  # noqa: E731
     assert v(0.5).verdict == REPRODUCES  # CI above the bound
-    assert v(0.6).verdict == REPRODUCES  # bound inside the CI: >= within its interval
+    assert v(0.6).verdict == INCONCLUSIVE  # bound inside the CI: consistent, not evidence
     assert v(0.7).verdict == DOES_NOT and "R_T over T" in v(0.7).evidence
 
 
