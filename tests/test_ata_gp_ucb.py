@@ -316,3 +316,68 @@ def test_qff_defaults_follow_the_paper_and_warn_when_the_embedding_is_poor():
     wide = se_problem(n=50).replace(points=np.linspace(-10, 10, 50)[:, None])
     with pytest.warns(RuntimeWarning, match=r"eps_m = 0\.9\d+ .*Raise mbar"):
         agent.reset(wide.replace(kernel=SquaredExponential(1.0)), seed=0)
+
+
+# ------------------------------------------- QFF with its own SE kernel (CG 2019 §6 item 3)
+def test_qff_kernel_parameter_runs_on_a_lightsensor_like_problem(tmp_path, monkeypatch):
+    """On LightSensor (data-derived kernel) QFF refuses unless given an SE kernel on the
+    coordinates; with it, it is exactly QFF on the same problem with that SE kernel."""
+    import gymnasium as gym
+
+    import hbo_envs  # noqa: F401  (registers)
+    from hbo_envs.envs.real_data import QFF_LENGTHSCALE
+    from tests.test_real_data import write_lightsensor
+
+    monkeypatch.setenv("HBO_DATA_DIR", str(tmp_path))
+    write_lightsensor(tmp_path)
+    p = gym.make("hbo/LightSensor-v0", horizon=25).unwrapped.problem
+    assert p.kernel.name == "empirical" and p.points.shape == (41, 2)
+    with pytest.raises(ValueError, match=r"analytic squared-exponential.*Pass kernel="):
+        agents.make("ata-gp-ucb-qff", m=256).reset(p, seed=0)
+    spec = {"name": "se", "lengthscale": QFF_LENGTHSCALE}
+    agent = agents.make("ata-gp-ucb-qff", kernel=spec, m=256)
+    reward = reward_stream(p, seed=2)
+    got = run_fast(agent, p, reward, 3)
+    assert agent.mbar_ == 16 and agent.kernel_ == SquaredExponential(QFF_LENGTHSCALE)
+    assert len(set(got[0])) > 3 and all(np.isfinite(w).all() for _, w in got[1])
+    k = SquaredExponential(QFF_LENGTHSCALE)
+    se = p.replace(kernel=k, kernel_matrix=k(p.points))
+    assert_same(got, run_fast(agents.make("ata-gp-ucb-qff", mbar=16), se, reward, 3))
+
+
+def test_qff_kernel_parameter_matches_naive_algorithm_2_on_a_matern_problem():
+    """kernel= replaces the problem's kernel for the embedding and the prior variance."""
+    k = SquaredExponential(0.2)
+    se = se_problem(horizon=40)
+    matern = se.replace(kernel=Matern(0.3, 1.5), kernel_matrix=0.5 * Matern(0.3, 1.5)(se.points))
+    reward = reward_stream(se, seed=3)
+    fast = run_fast(agents.make("ata-gp-ucb-qff", mbar=8, kernel=k), matern, reward, 5)
+    assert_same(fast, naive_ata(se, reward, 5, kind="qff", mbar=8))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"kernel": "matern"}, r"'kernel' parameter of ATAGPUCBQFF must be None .* Got 'matern'"),
+        ({"kernel": Matern(0.2, 2.5)}, r"'kernel' parameter .* Got Matern"),
+        ({"kernel": {"name": "se", "lengthscale": -1.0}}, r"'kernel' parameter .*'lengthscale'"),
+        ({"kernel": {"name": "se", "l": 0.2}}, r"'kernel' parameter .* Got \{"),
+        ({"kernel": 3}, r"'kernel' parameter .* Got 3 instead"),
+        ({"m": 255}, r"'m' parameter .* be mbar\^2 for an integer mbar >= 1 .* Got 255"),
+        ({"m": 0}, r"'m' parameter of ATAGPUCBQFF must be an integer in \[1, inf\]. Got 0"),
+        ({"m": 16, "mbar": 16}, r"'m' parameter .* None when mbar is given"),
+    ],
+)  # fmt: skip
+def test_qff_kernel_and_m_parameters_are_validated(params, match):
+    with pytest.raises(ValueError, match=match):
+        agents.make("ata-gp-ucb-qff", **params).reset(se_problem(n=20, d=2), seed=0)
+
+
+@pytest.mark.parametrize(("d", "m", "mbar"), [(1, 12, 12), (2, 256, 16), (2, 9, 3), (3, 27, 3)])
+def test_qff_m_is_mbar_to_the_d(d, m, mbar):
+    agent = agents.make("ata-gp-ucb-qff", m=m)
+    agent.reset(se_problem(n=15, d=d), seed=0)
+    assert agent.mbar_ == mbar and agent.m_ == m
+    if d > 1:  # in 1-D every m is mbar^1
+        with pytest.raises(ValueError, match=rf"'m' .* mbar\^{d} for an integer mbar"):
+            agents.make("ata-gp-ucb-qff", m=m + 1).reset(se_problem(n=15, d=d), seed=0)

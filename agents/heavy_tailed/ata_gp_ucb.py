@@ -52,6 +52,7 @@ from agents.features.qff import (
 )
 from agents.gp.base import GPUCBAgent
 from agents.schedules import Schedule
+from hbo_envs.kernels import Kernel, SquaredExponential, make_kernel
 from hbo_envs.validation import check_int, check_real, param_error
 
 __all__ = ["ATAGPUCBNystrom", "ATAGPUCBQFF", "ArmRewards", "QFF_WARN_ERROR", "truncated_estimate"]
@@ -146,7 +147,7 @@ class _ATAGPUCB(GPUCBAgent):
     def _estimate(self) -> np.ndarray:
         return self.mean_
 
-    def _common_setup(self, problem: Any) -> None:
+    def _common_setup(self, problem: Any, kdiag: np.ndarray | None = None) -> None:
         alpha = float(problem.alpha)
         self.alpha_ = alpha
         self.T_ = int(problem.horizon)
@@ -163,7 +164,9 @@ class _ATAGPUCB(GPUCBAgent):
         self.b_ = Schedule.resolve(self._owner, "b", self.b, self._default_b)
         self.beta_ = self._make_beta()
         self.rewards_ = ArmRewards(int(problem.n))
-        self.kdiag_ = np.diagonal(np.asarray(problem.kernel_matrix, dtype=float)).copy()
+        if kdiag is None:
+            kdiag = np.diagonal(np.asarray(problem.kernel_matrix, dtype=float))
+        self.kdiag_ = np.array(kdiag, dtype=float)
         # Alg. 2 "Set": mu~_0 = 0, sigma~_0^2 = k(x, x).
         self.mean_ = np.zeros(int(problem.n))
         self.var_ = self.kdiag_.copy()
@@ -203,9 +206,13 @@ class ATAGPUCBQFF(_ATAGPUCB):
 
     The embedding is the ``2m``-dimensional QFF map of the SE kernel (``m = mbar^d``),
     fixed for the whole run; variance choice (i) ``lambda phi^T V~^{-1} phi``. Needs an
-    analytic SE kernel (``problem.kernel.name == "se"``): data-derived or other kernels are
-    refused at ``reset``, as the paper does ("Since the kernel is data dependent, we cannot
-    run ATA-GP-UCB-QFF"), and so are embeddings that would not fit in ``max_bytes``.
+    analytic SE kernel: ``problem.kernel`` (``problem.kernel.name == "se"``), or the
+    ``kernel`` parameter, an SE kernel on ``problem.points`` that replaces the problem's
+    (CG 2019 §6 item 3: on the light sensors, whose kernel is data-derived, QFF runs with an
+    SE kernel of ``l^2 = 0.1`` on the sensor coordinates). Without it, data-derived or other
+    kernels are refused at ``reset``, as the paper does ("Since the kernel is data
+    dependent, we cannot run ATA-GP-UCB-QFF"), and so are embeddings that would not fit in
+    ``max_bytes``.
 
     Schedules (``m = mbar^d``, ``T = problem.horizon``, ``e = (1-alpha)/(2(1+alpha))``):
 
@@ -228,6 +235,18 @@ class ATAGPUCBQFF(_ATAGPUCB):
         Gauss–Hermite nodes per dimension. ``None`` (default): the paper's settings, 32 in
         1-D (§6, "m = 32 features") and 16 in 2-D (§6, light sensors: "m = 16^2 = 256");
         32 otherwise, which the memory check refuses from d = 3 on.
+    m : None or int
+        The paper's ``m = mbar^d`` (the embedding has ``2m`` features), an alternative to
+        ``mbar``: it must be the ``d``-th power of an integer (``m = 256`` in 2-D is
+        ``mbar = 16``). Give ``mbar`` or ``m``, not both.
+    kernel : None, Kernel, str or dict
+        ``None`` (default): ``problem.kernel``. Otherwise the SE kernel the embedding
+        approximates, on ``problem.points`` (a :class:`~hbo_envs.kernels.SquaredExponential`,
+        ``"se"`` or a spec such as ``{"name": "se", "lengthscale": 0.1 ** 0.5}``, see
+        :func:`~hbo_envs.kernels.make_kernel`). The agent then models ``f`` in that
+        kernel's RKHS: its prior variance is that kernel's ``k(x, x) = 1``; ``problem.B``
+        (theory schedule) still refers to the problem's kernel, so pass ``beta=...`` if
+        that matters.
     max_bytes : int
         Memory budget of the embedding (default :data:`~agents.features.qff.QFF_MAX_BYTES`).
 
@@ -248,6 +267,14 @@ class ATAGPUCBQFF(_ATAGPUCB):
     >>> a = agent.act(); agent.update(a, 0.5)
     >>> agent.qff_error_ < 1e-8
     True
+
+    With a data-derived kernel (as on ``hbo/LightSensor-v0``), name the SE kernel to use:
+
+    >>> from hbo_envs.kernels import EmpiricalKernel
+    >>> q = p.replace(kernel=EmpiricalKernel())
+    >>> agent = agents.make("ata-gp-ucb-qff", kernel={"name": "se", "lengthscale": 0.2})
+    >>> agent.reset(q, seed=0); agent.kernel_
+    SquaredExponential(lengthscale=0.2)
     """
 
     name = "ata-gp-ucb-qff"
@@ -262,26 +289,63 @@ class ATAGPUCBQFF(_ATAGPUCB):
         b: Any = None,
         mbar: int | None = None,
         max_bytes: int = QFF_MAX_BYTES,
+        m: int | None = None,
+        kernel: Kernel | str | dict[str, Any] | None = None,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.b = b
         self.mbar = mbar
         self.max_bytes = max_bytes
+        self.m = m
+        self.kernel = kernel
+
+    def _kernel_param(self) -> SquaredExponential:
+        """The ``kernel`` parameter as an SE kernel, or the uniform error naming it."""
+        allowed = (
+            "None (the problem's kernel) or a squared-exponential kernel: a "
+            "SquaredExponential, 'se' or a dict such as {'name': 'se', 'lengthscale': 0.3}"
+        )
+        try:
+            kern = make_kernel(self.kernel)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            msg = str(param_error(self._owner, "kernel", allowed, self.kernel))
+            raise ValueError(f"{msg} ({exc})") from exc
+        if not isinstance(kern, SquaredExponential):
+            raise param_error(self._owner, "kernel", allowed, self.kernel)
+        return kern
+
+    def _mbar_param(self, d: int) -> int:
+        owner = self._owner
+        if self.m is None:
+            default = 16 if d == 2 else 32  # CG 2019 §6: 32 in 1-D, 16^2 on the 2-D sensors
+            return default if self.mbar is None else check_int(owner, "mbar", self.mbar, 1)
+        m = check_int(owner, "m", self.m, 1)
+        if self.mbar is not None:
+            raise param_error(
+                owner, "m", f"None when mbar is given (mbar = {self.mbar!r}; m = mbar^d)", m
+            )
+        mbar = round(m ** (1.0 / d))
+        mbar = next((c for c in (mbar - 1, mbar, mbar + 1) if c >= 1 and c**d == m), 0)
+        if not mbar:
+            allowed = f"mbar^{d} for an integer mbar >= 1 (m = mbar^d, d = {d})"
+            raise param_error(owner, "m", allowed, m)
+        return mbar
 
     def _setup(self, problem: Any) -> None:
         owner = self._owner
         d = int(problem.dim)
-        default = 16 if d == 2 else 32  # CG 2019 §6: 32 in 1-D, 16^2 on the 2-D sensors
-        mbar = default if self.mbar is None else check_int(owner, "mbar", self.mbar, 1)
+        mbar = self._mbar_param(d)
         max_bytes = check_int(owner, "max_bytes", self.max_bytes, 1)
-        kern = problem.kernel
+        kern = problem.kernel if self.kernel is None else self._kernel_param()
         if getattr(kern, "name", None) != "se" or not getattr(kern, "analytic", False):
             raise ValueError(
                 f"{owner} needs an analytic squared-exponential kernel (QFF is the "
                 f"Gauss–Hermite quadrature of the SE kernel's spectral measure, CG 2019 §5(a)); "
-                f"got problem.kernel = {kern!r}. Use 'ata-gp-ucb-nystrom' for other or "
-                f"data-derived kernels."
+                f"got problem.kernel = {kern!r}. Pass kernel={{'name': 'se', 'lengthscale': "
+                f"...}} to run QFF with an SE kernel on problem.points instead (CG 2019 §6 "
+                f"item 3), or use 'ata-gp-ucb-nystrom' for other or data-derived kernels."
             )
+        self.kernel_ = kern
         n = int(problem.n)
         need = qff_memory_bytes(n, d, mbar)
         if need > max_bytes:
@@ -293,7 +357,9 @@ class ATAGPUCBQFF(_ATAGPUCB):
             )
         self.mbar_ = mbar
         self.m_ = mbar**d  # the paper's m (the embedding has dimension 2m)
-        self._common_setup(problem)
+        # Alg. 2 "Set": sigma~_0^2(x) = k(x, x) of the kernel the embedding approximates.
+        kdiag = None if self.kernel is None else kern.diag(problem.points)
+        self._common_setup(problem, kdiag)
         ls = float(kern.lengthscale)
         # The 2m features of eq. (1) merged in mirror pairs (exact; see qff_features_paired):
         # the embedding of each arm is a column of features_, and direction g is truncated
