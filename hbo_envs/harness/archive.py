@@ -120,11 +120,37 @@ class Budget:
     horizon: int | None = None
     horizons: tuple[int, ...] | None = None
     reason: str = ""
+    #: ``(agent label, env id prefix, seeds, why)``: fewer seeds for an expensive pair
+    #: (0: the pair is not run; its claims read "not run" and the page says why)
+    fewer: tuple[tuple[str, str, int, str], ...] = ()
+    #: env id -> T, replacing ``horizon`` for that env
+    horizon_by_env: tuple[tuple[str, int], ...] = ()
 
 
 _CORES = (
     "built on a 2-core machine shared by 8 concurrent jobs within a 2-hour window; "
     "the largest seeds x T that fitted"
+)
+_PL_FEWER = (
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/RKHS1D-",
+        0,
+        "not run: ATA-GP-UCB-Nystrom on the 1000-arm 1D env costs ~0.2 s a round on an idle "
+        "core (a dictionary resampled and an eigendecomposition every round), beyond this "
+        "build's budget",
+    ),
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/Griewank5D-",
+        0,
+        "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs, for the same reason",
+    ),
+    ("ata-gp-ucb-nystrom", "hbo/Griewank2D-", 2, "2 seeds: the same cost on 400 arms"),
+)
+_PL_5D = (
+    ("hbo/Griewank5D-SymPareto-eps02-v0", 300),
+    ("hbo/Griewank5D-SymPareto-eps08-v0", 300),
 )
 #: The protocol run per experiment (see :class:`Budget`); an experiment not listed runs its
 #: full protocol. Raise these (or delete an entry) and run ``hbo-bench archive build`` to
@@ -135,8 +161,12 @@ BUDGETS: dict[str, Budget] = {
     "cg2019-fig1c": Budget(seeds=10, horizon=5000, reason=_CORES),
     "cg2019-fig1f": Budget(seeds=10, reason=_CORES),
     "cg2019-lower-bound": Budget(seeds=8, horizons=(300, 600, 1200, 2400), reason=_CORES),
-    "pl2024-fig1": Budget(seeds=5, horizon=1000, reason=_CORES),
-    "pl2024-table1": Budget(seeds=5, horizon=1000, reason=_CORES),
+    "pl2024-fig1": Budget(
+        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
+    ),
+    "pl2024-table1": Budget(
+        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
+    ),
 }
 
 
@@ -166,8 +196,14 @@ def protocol_used(exp: Any) -> dict[str, Any]:
         full = seeds >= exp.seeds and ladder == tuple(exp.horizons)
     else:
         h = b.horizon if b.horizon is not None else exp.horizon
-        out["horizons"] = {e: h for e in exp.envs}
+        per = dict(b.horizon_by_env)
+        out["horizons"] = {e: per.get(e, h) for e in exp.envs}
         full = seeds >= exp.seeds and (b.horizon is None or b.horizon == exp.horizon)
+        full = full and not per
+    full = full and not b.fewer
+    out["fewer"] = [
+        {"agent": a, "envs": f"{e}*", "seeds": k, "why": why} for a, e, k, why in b.fewer
+    ]
     out["full"] = bool(full)
     out["paper_seeds"] = exp.seeds
     out["paper_horizon"] = exp.horizon
@@ -188,10 +224,16 @@ def plan(name: str) -> list[PlannedCell]:
         for var in exp.variants:
             for T in proto["ladder"]:
                 for c in build_cells(
-                    [var.env_id], list(specs), seeds, horizon=int(T), env_kwargs=dict(var.kwargs)
+                    [var.env_id],
+                    list(specs),
+                    seeds,
+                    horizon=int(T),
+                    env_kwargs=dict(var.kwargs),
+                    validate_envs=False,
                 ):
                     out.append(PlannedCell(c, var.label))
         return out
+    fewer = BUDGETS.get(name, Budget()).fewer
     for env in exp.envs:
         for c in build_cells(
             [env],
@@ -199,12 +241,16 @@ def plan(name: str) -> list[PlannedCell]:
             seeds,
             horizon=proto["horizons"][env],
             snapshot=exp.snapshot,
+            validate_envs=False,
         ):
+            cap = [k for a, e, k, _ in fewer if c.agent.label == a and env.startswith(e)]
+            if cap and c.seed >= min(cap):
+                continue
             out.append(PlannedCell(c, env))
     return out
 
 
-# -- source hashes -----------------------------------------------------------------------------
+# -- source hashes ------------------------------------------------------------
 _AGENT_PREFIXES = ("agents", "hbo_envs.kernels", "hbo_envs.problem")
 _ENV_PREFIXES = (
     "hbo_envs.envs",
@@ -273,8 +319,17 @@ class _Hasher:
             self.cache[key] = source_hashes(spec)
         return self.cache[key]
 
+    def checked(self, spec: CellSpec) -> str:
+        """The combined hash to store for a cell that just ran: the sources' hash when the
+        build first looked at them, or a marker that is never current (so the cell is
+        stale) when a source file changed on disk while the cell ran."""
+        first = _combined(self(spec))
+        if _combined(source_hashes(spec)) != first:
+            return "source changed during the build: " + first[:30]
+        return first
 
-# -- reading ------------------------------------------------------------------------------------
+
+# -- reading ------------------------------------------------------------
 def _dir(name: str, root: str | os.PathLike[str] | None) -> Path:
     return Path(root if root is not None else ARCHIVE_DIR) / name
 
@@ -337,7 +392,7 @@ def status(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, l
     return out
 
 
-# -- building -----------------------------------------------------------------------------------
+# -- building ------------------------------------------------------------
 def _machine() -> dict[str, Any]:
     return {
         "platform": platform.platform(),
@@ -380,7 +435,7 @@ def _merge(
                 "agent": pc.spec.agent.label,
                 "seed": int(pc.spec.seed),
                 "horizon": int(last["t"]),
-                "source_sha256": _combined(hasher(pc.spec)),
+                "source_sha256": hasher.checked(pc.spec),
                 "R_T": float(last["regret"]),
                 "agent_seconds": float(info.get("agent_time_s", last["agent_time"])),
                 "finished": now,
@@ -404,6 +459,7 @@ def _write_meta(
     seconds: float,
     backend: str,
     workers: int | None,
+    build_id: str = "",
 ) -> None:
     exp = _experiments()[name]
     old = read_meta(name, root)
@@ -414,8 +470,11 @@ def _write_meta(
     for (label, _env), h in hasher.cache.items():
         agents_mods[label] = sorted(m for m in h if m.startswith("agents"))
     builds = list(old.get("builds", []))
+    if builds and build_id and builds[-1].get("id") == build_id:
+        builds.pop()  # this build's entry, written after its previous batch
     builds.append(
         {
+            "id": build_id,
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "git": git_revision(),
             "packages": package_versions(),
@@ -492,15 +551,19 @@ def build(
             f"{n}: {len(st['done'])} cells archived, {len(st['stale'])} stale, "
             f"{len(st['missing'])} missing"
         )
-        todo = _borrow(n, root_p, todo)
-        if budget is not None:
-            todo = todo[: max(budget, 0)]
-            budget -= len(todo)
-        if not todo:
-            continue
         hasher = _Hasher()
         failures: list[dict[str, Any]] = []
         t0 = time.perf_counter()
+        bid = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+        before = len(todo)
+        todo = _borrow(n, root_p, todo, hasher)
+        if budget is not None:
+            todo = todo[: max(budget, 0)]
+            budget -= len(todo)
+        if len(todo) < before or todo:
+            _write_meta(n, root_p, hasher, failures, 0.0, backend, workers, bid)
+        if not todo:
+            continue
         # cells of one (variant, T) share run names with other (variant, T): never one sweep
         groups: dict[tuple[str, int | None], list[PlannedCell]] = {}
         for pc in todo:
@@ -533,21 +596,23 @@ def build(
                 ]
                 if finished:
                     _merge(n, root_p, finished, hasher)
+                _write_meta(  # after every batch: an interrupted build leaves its metadata
+                    n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid
+                )
                 counts["run"] += len(finished)
                 counts["failed"] += len(res.failures)
                 done_n += len(chunk)
                 log(f"  {n}: {done_n}/{len(todo)} cells run")
-        _write_meta(n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers)
+        _write_meta(n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid)
     return counts
 
 
-def _borrow(name: str, root: Path, todo: list[PlannedCell]) -> list[PlannedCell]:
+def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> list[PlannedCell]:
     """Copy the cells of ``todo`` that another experiment's archive already holds with the
     same fingerprint and sources (e.g. Park–Lee Table 1 runs Fig. 1's eps = 0.2 cells);
     return the rest."""
     if not todo:
         return todo
-    hasher = _Hasher()
     want = {pc.spec.fingerprint(): pc for pc in todo}
     found: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]] = []
     for other in _experiments():
@@ -570,7 +635,7 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell]) -> list[PlannedCell]
     return [pc for pc in todo if pc.spec.fingerprint() in want]
 
 
-# -- verifying ----------------------------------------------------------------------------------
+# -- verifying ------------------------------------------------------------
 def rerun_matches(spec: CellSpec, stored: pd.DataFrame) -> str | None:
     """Re-run ``spec`` with the harness's cell runner and compare it with ``stored`` (its
     archived rows, at the rounds the archive keeps) bit for bit on :data:`DETERMINISTIC`
@@ -645,7 +710,7 @@ def verify(
     return report
 
 
-# -- command line -------------------------------------------------------------------------------
+# -- command line ------------------------------------------------------------
 def add_parser(sub: Any) -> None:
     """``hbo-bench archive build|verify|status|render`` (see the module docstring)."""
     p = sub.add_parser("archive", help="build, verify and publish the results archive")

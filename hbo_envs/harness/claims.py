@@ -310,9 +310,13 @@ class Less(Claim):
                 continue
             verdict, rule = decide_less(c)
             evidence = describe_pair(c, self.a, self.b, m)
-            known = known_failure(self.a, env) if self.b == "random" else None
-            if known is not None:  # the verdict line says the pair is a listed failure
-                evidence += f"; {known}"
+            if self.b == "random" and verdict != REPRODUCES:  # say why, or that nobody knows
+                key = known_failure(self.a, env)
+                evidence += (
+                    f"; known failure, mechanism '{key}' (docs/known-failures.md)"
+                    if key
+                    else "; unexplained floor failure (docs/known-failures.md)"
+                )
             out.append(self._verdict(env, verdict, evidence, rule))
         return out
 
