@@ -391,7 +391,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print("\nMeasured ordering by mean R_T ('<': 95% CIs apart, '~': CIs overlap):")
         print(format_ordering(res.summary))
     verdicts = evaluate_claims(exp.claims, res.records, list(exp.envs), res.summary)
-    print("\nThe paper's claims, with the measured verdicts (95% bootstrap CIs over seeds):")
+    print("\nThe paper's claims, with the measured verdicts and the rule that decided each:")
     print(format_verdicts(verdicts))
     write_json(
         out / "summary.json",

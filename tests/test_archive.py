@@ -74,6 +74,21 @@ def test_the_committed_archive_is_small_and_has_its_metadata() -> None:
         meta = A.read_meta(d.name)
         assert meta["protocol_used"]["seeds"] >= 1 and meta["sources"] and meta["builds"]
         cells = A.read_cells(d.name)
-        rec = A.load(d.name)
+        rec = A.load(d.name, planned_only=False)
         assert set(rec["fingerprint"]) == set(cells["fingerprint"])
         assert isinstance(cells, pd.DataFrame) and cells["source_sha256"].str.len().eq(64).all()
+
+
+@pytest.mark.parametrize("name", sorted(A._experiments()))
+def test_plan_without_the_data_check_gives_the_harness_cells(name: str) -> None:
+    """Reading and rendering an archive needs no real data: the plan built without
+    build_cells' data check has the same cells (fingerprints) as the harness's."""
+    from hbo_envs.registration import missing_data
+
+    exp = A._experiments()[name]
+    envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
+    if missing := sorted({d for e in envs if (d := missing_data(e))}):
+        pytest.skip(f"{name}'s cells need the real data sets {missing} (../shared/data is absent)")
+    a = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name)]
+    b = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name, check_data=False)]
+    assert a == b and a

@@ -43,6 +43,7 @@ why, and ``meta.json`` and every rendered table say so too.
 from __future__ import annotations
 
 import datetime as _dt
+import fnmatch
 import hashlib
 import inspect
 import json
@@ -68,6 +69,7 @@ from hbo_envs.harness.store import (
     package_versions,
     write_json,
 )
+from hbo_envs.validation import check_int
 
 __all__ = [
     "ARCHIVE_DIR",
@@ -120,7 +122,7 @@ class Budget:
     horizon: int | None = None
     horizons: tuple[int, ...] | None = None
     reason: str = ""
-    #: ``(agent label, env id prefix, seeds, why)``: fewer seeds for an expensive pair
+    #: ``(agent label glob, env id prefix, seeds, why)``: fewer seeds for an expensive pair
     #: (0: the pair is not run; its claims read "not run" and the page says why)
     fewer: tuple[tuple[str, str, int, str], ...] = ()
     #: env id -> T, replacing ``horizon`` for that env
@@ -146,7 +148,33 @@ _PL_FEWER = (
         0,
         "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs, for the same reason",
     ),
-    ("ata-gp-ucb-nystrom", "hbo/Griewank2D-", 2, "2 seeds: the same cost on 400 arms"),
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/Griewank2D-",
+        0,
+        "not run: the same cost on the 400-arm grid, beyond this build's budget",
+    ),
+    (
+        "ata-gp-ucb-qff",
+        "hbo/Griewank2D-",
+        0,
+        "not run: QFF in 2-D with m = 256 nodes re-truncates 512 feature directions every "
+        "round, beyond this build's budget",
+    ),
+)
+_PL_FEWER += tuple(
+    (
+        "*",
+        env,
+        3,
+        "3 seeds on the eps = 0.8 envs: the 2-hour build window ran out (the eps = 0.2 "
+        "envs have 5)",
+    )
+    for env in (
+        "hbo/RKHS1D-SymPareto-eps08",
+        "hbo/Griewank2D-SymPareto-eps08",
+        "hbo/Griewank5D-SymPareto-eps08",
+    )
 )
 _PL_5D = (
     ("hbo/Griewank5D-SymPareto-eps02-v0", 300),
@@ -160,7 +188,19 @@ BUDGETS: dict[str, Budget] = {
     "cg2019-fig1b": Budget(seeds=10, horizon=5000, reason=_CORES),
     "cg2019-fig1c": Budget(seeds=10, horizon=5000, reason=_CORES),
     "cg2019-fig1f": Budget(seeds=10, reason=_CORES),
-    "cg2019-lower-bound": Budget(seeds=8, horizons=(300, 600, 1200, 2400), reason=_CORES),
+    "cg2019-fig1e": Budget(
+        seeds=3,
+        reason=_CORES,
+        fewer=(
+            (
+                "ata-gp-ucb-qff[SE l^2=0.1 on coordinates]",
+                "hbo/LightSensor-",
+                1,
+                "1 seed: QFF with m = 256 nodes re-truncates 512 feature directions a round",
+            ),
+        ),
+    ),
+    "cg2019-lower-bound": Budget(seeds=5, horizons=(300, 600, 1200), reason=_CORES),
     "pl2024-fig1": Budget(
         seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
     ),
@@ -211,9 +251,31 @@ def protocol_used(exp: Any) -> dict[str, Any]:
     return out
 
 
-def plan(name: str) -> list[PlannedCell]:
-    """The archive's cells of experiment ``name`` (:data:`BUDGETS` applied), in order."""
-    from hbo_envs.harness.runner import build_cells
+def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
+    """The archive's cells of experiment ``name`` (:data:`BUDGETS` applied), in order.
+
+    The cells are the harness's (:func:`~hbo_envs.harness.runner.build_cells`, which also
+    checks that a real-data env's data is present). ``check_data=False`` builds the same
+    cell specs without that check (to read and render an archive on a machine without the
+    data; tested to give the same fingerprints)."""
+    from hbo_envs.harness.runner import build_cells as _build_cells
+
+    def build_cells(envs: list[str], agents: list[Any], seeds: int, **kw: Any) -> list[CellSpec]:
+        if check_data:
+            return _build_cells(envs, agents, seeds, **kw)
+        return [
+            CellSpec(
+                e,
+                a,
+                s,
+                kw.get("horizon"),
+                dict(kw.get("env_kwargs") or {}),
+                snapshot=bool(kw.get("snapshot", False)),
+            )
+            for e in envs
+            for a in agents
+            for s in range(int(seeds))
+        ]
 
     exp = _experiments()[name]
     proto = protocol_used(exp)
@@ -243,7 +305,11 @@ def plan(name: str) -> list[PlannedCell]:
             snapshot=exp.snapshot,
             validate_envs=False,
         ):
-            cap = [k for a, e, k, _ in fewer if c.agent.label == a and env.startswith(e)]
+            cap = [
+                k
+                for a, e, k, _ in fewer
+                if fnmatch.fnmatchcase(c.agent.label, a) and env.startswith(e)
+            ]
             if cap and c.seed >= min(cap):
                 continue
             out.append(PlannedCell(c, env))
@@ -338,14 +404,21 @@ def _read(path: Path) -> pd.DataFrame | None:
     return pd.read_parquet(path) if path.exists() else None
 
 
-def load(name: str, root: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+def load(
+    name: str, root: str | os.PathLike[str] | None = None, *, planned_only: bool = True
+) -> pd.DataFrame:
     """The archived records of experiment ``name`` (empty when it has none): the columns of
     :data:`hbo_envs.harness.records.COLUMNS` plus ``variant``, ``horizon`` and
-    ``fingerprint``; only the cells of the current :func:`plan`."""
+    ``fingerprint``. With ``planned_only`` (default) only the cells of the current
+    :func:`plan` (cells of a larger earlier protocol stay in the files, unused, until a
+    budget includes them again)."""
     d = _dir(name, root)
     rec = _read(d / "records.parquet")
     if rec is None:
         return coerce(pd.DataFrame(columns=[*COLUMNS, "variant", "horizon", "fingerprint"]))
+    if planned_only:
+        fps = {pc.spec.fingerprint() for pc in plan(name, check_data=False)}
+        rec = rec[rec["fingerprint"].isin(fps)].reset_index(drop=True)
     return rec
 
 
@@ -374,14 +447,16 @@ _CELL_COLUMNS = [
 ]
 
 
-def status(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, list[PlannedCell]]:
+def status(
+    name: str, root: str | os.PathLike[str] | None = None, *, check_data: bool = False
+) -> dict[str, list[PlannedCell]]:
     """The planned cells of ``name`` split into ``done``, ``stale`` (source changed since
-    the cell ran) and ``missing``."""
+    the cell ran) and ``missing`` (``check_data``: see :func:`plan`)."""
     cells = read_cells(name, root)
     have = dict(zip(cells["fingerprint"], cells["source_sha256"], strict=True))
     hasher = _Hasher()
     out: dict[str, list[PlannedCell]] = {"done": [], "stale": [], "missing": []}
-    for pc in plan(name):
+    for pc in plan(name, check_data=check_data):
         fp = pc.spec.fingerprint()
         if fp not in have:
             out["missing"].append(pc)
@@ -526,6 +601,9 @@ def build(
     from hbo_envs.harness.runner import run_sweep
     from hbo_envs.registration import missing_data
 
+    batch = check_int("archive.build", "batch", batch, 1, 100_000)
+    if max_cells is not None:
+        max_cells = check_int("archive.build", "max_cells", max_cells, 0)
     exps = _experiments()
     names = list(names) if names else list(exps)
     for n in names:
@@ -543,7 +621,7 @@ def build(
         if missing := sorted({d for e in envs if (d := missing_data(e))}):
             log(f"{n}: skipped, needs the data sets {missing} (hbo-bench data fetch)")
             continue
-        st = status(n, root_p)
+        st = status(n, root_p, check_data=True)
         todo = st["missing"] + st["stale"]
         counts["skipped_done"] += len(st["done"])
         counts["stale_rerun"] += len(st["stale"])
@@ -622,7 +700,7 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
         hit = cells[cells["fingerprint"].isin(want)]
         if hit.empty:
             continue
-        rec = load(other, root)
+        rec = load(other, root, planned_only=False)
         for fp, src in zip(hit["fingerprint"], hit["source_sha256"], strict=True):
             pc = want.get(fp)
             if pc is None or src != _combined(hasher(pc.spec)):
@@ -685,10 +763,17 @@ def verify(
     """Re-run ``sample`` random archived cells per experiment (``seed`` fixes the draw; None
     draws fresh) and compare each bit for bit (:func:`rerun_matches`). Stale cells (their
     sources changed since they ran) are not compared: they are expected to differ."""
+    sample = check_int("archive.verify", "sample", sample, 1, 100_000)
+    if seed is not None:
+        seed = check_int("archive.verify", "seed", seed, 0)
     rng = np.random.default_rng(seed)
     report = VerifyReport()
     exps = _experiments()
     for n in names or list(exps):
+        if n not in exps:
+            raise ValueError(
+                f"The experiment name {n!r} is not registered. Known: {', '.join(exps)}."
+            )
         rec = load(n, root)
         if rec.empty:
             continue

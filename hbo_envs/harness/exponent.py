@@ -397,7 +397,7 @@ def reproduce_exponent(
         sweep.final.to_csv(out / "final.csv", index=False)
         table.to_csv(out / "exponents.csv", index=False)
     verdicts = evaluate_claims(exp.claims, sweep.final, [v.label for v in exp.variants])
-    print("\nThe paper's claims, with the measured verdicts (95% bootstrap CIs over seeds):")
+    print("\nThe paper's claims, with the measured verdicts and the rule that decided each:")
     print(format_verdicts(verdicts))
     write_json(
         out / "summary.json",

@@ -13,9 +13,11 @@ The claims, restated so that they can fail (issue 20):
   bound reproduces, below does not (the algorithm would beat the theorem: a wrong env or a
   cheat), straddling is inconclusive (consistent with the bound, not evidence for it);
 - for every env, an *instance check*: uniform play's ``R_T`` grows exactly as the
-  construction's rate ``T^p`` (:func:`~hbo_envs.harness.claims.exponent_equals`, ±0.05): Δ is
-  built from ``T``, so uniform play measures the instance's scale, not anything about
-  algorithms; an env whose Δ did not shrink with ``T`` fails it.
+  construction's rate ``T^p`` (:func:`~hbo_envs.harness.claims.exponent_equals`, ±0.1: the
+  SE rate's ``ln T`` factor and the slow growth of the bump count add a few hundredths to
+  the polynomial exponent): Δ is built from ``T``, so uniform play measures the instance's
+  scale, not anything about algorithms; an env whose Δ did not shrink with ``T`` (uniform
+  play's exponent 1) fails it.
 
 :class:`BumpPeeker` is the control: a policy that reads the hidden bump ``f_j`` of the env
 it plays and has ``R_T = 0``; no claim of this experiment holds for it (tested).
@@ -68,10 +70,10 @@ def _claims() -> tuple:
             exponent_equals(
                 "random",
                 p,
-                tol=0.05,
+                tol=0.1,
                 env=v.label,
                 text=(
-                    f"instance check: uniform play's R_T grows as T^{p:.3f} ± 0.05 (the "
+                    f"instance check: uniform play's R_T grows as T^{p:.3f} ± 0.1 (the "
                     "construction's scale, not evidence about algorithms)"
                 ),
                 source="Appendix C (Δ from eq. (21))",
