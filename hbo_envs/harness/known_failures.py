@@ -11,8 +11,8 @@ once, in words. The numbers are never typed here: they come from the archive
 ``tests/test_baselines.py`` requires every failing pair to have a mechanism and every
 cause to match a failing pair (a fixed pair must leave :data:`CAUSES`).
 
->>> known_failure("ata-gp-ucb-qff", "hbo/Griewank2D-SymPareto-eps02-v0")
-'griewank-ata-width'
+>>> known_failure("ata-gp-ucb-qff", "hbo/Griewank5D-SymPareto-eps02-v0")
+'arms-exceed-horizon'
 >>> known_failure("gp-ucb", "hbo/RKHS-SE-StudentT-v0") is None
 True
 """
@@ -65,22 +65,16 @@ MECHANISMS: dict[str, str] = {
         "StockPicking replays test day t at round t: the reward is a daily close-to-close "
         "change whose mean differs between the 3 stocks far less than its day-to-day "
         "spread, and the regret r_t = max_s change − chosen change is dominated by that "
-        "spread, so no policy separates from uniform play in 1000 days. The env is "
-        "deterministic: each verdict is one run."
-    ),
-    "corruption-by-design": (
-        "The paper's point (Bogunovic et al. §2, Fig. 1): the adversary subtracts f(x*)/3 "
-        "around x* until its budget is spent, so plain GP-UCB eliminates the optimal "
-        "region and keeps playing the decoy; uniform play keeps visiting x*."
+        "spread, so no policy separates from uniform play in 1000 days."
     ),
 }
 
 #: ``(agent label glob, env id glob, mechanism)``: the first match explains a failing pair.
+#: (``griewank-ata-width`` has no cause yet: the archive does not run ATA on the 2-D grid;
+#: add ``("ata-gp-ucb-*", "hbo/Griewank2D-*", "griewank-ata-width")`` when it does and fails.)
 CAUSES: tuple[tuple[str, str, str], ...] = (
     ("*", "hbo/Griewank5D-*", "arms-exceed-horizon"),
-    ("ata-gp-ucb-*", "hbo/Griewank2D-*", "griewank-ata-width"),
     ("*", "hbo/StockPicking-v0", "stockpicking-spread"),
-    ("gp-ucb", "hbo/Corrupted-Fig1-v0", "corruption-by-design"),
     ("tgp-ucb", "hbo/RKHS-SE-Pareto-v0", "width-dominates-range"),
     ("ata-gp-ucb-*", "hbo/RKHS-SE-Pareto-v0", "width-dominates-range"),
     ("tgp-ucb", "hbo/LightSensor-v0", "width-dominates-range"),

@@ -143,7 +143,7 @@ def _cell(text: str) -> str:
 
 
 def _protocol_lines(exp: Any, meta: dict[str, Any]) -> list[str]:
-    used = meta.get("protocol_used") or A.protocol_used(exp)
+    used = A.protocol_used(exp)  # what plan() and load() use (meta.json: as last built)
     if "ladder" in used:
         scale = f"{used['seeds']} seeds x T in {{{', '.join(map(str, used['ladder']))}}}"
         paper = f"{exp.seeds} seeds x T in {{{', '.join(map(str, exp.horizons))}}}"
@@ -231,7 +231,7 @@ def _tally(c: dict[str, int]) -> str:
     return ", ".join(f"{n} {k}" for k, n in c.items() if n) or "no verdicts"
 
 
-def experiment_page(name: str, res: dict[str, Any], stale: int | None) -> str:
+def experiment_page(name: str, res: dict[str, Any], todo: tuple[int, int] = (0, 0)) -> str:
     exp = res["exp"]
     lines = [
         f"# {exp.title}",
@@ -243,10 +243,17 @@ def experiment_page(name: str, res: dict[str, Any], stale: int | None) -> str:
         f"- **Paper's protocol:** {exp.protocol}",
         *_protocol_lines(exp, res["meta"]),
     ]
+    stale, missing = todo
     if stale:
         lines.append(
             f"- **Stale cells:** {stale} cell(s) ran on agent or env sources that have changed "
             "since; `hbo-bench archive build` re-runs them."
+        )
+    if missing:
+        lines.append(
+            f"- **Not yet run:** {missing} cell(s) of the protocol above are not in the archive "
+            "(the build was stopped); the tables use the seeds that finished, and comparisons "
+            f"pair only seeds both agents finished. `hbo-bench archive build {name}` adds them."
         )
     if name in OPEN_CHOICES:
         lines.append(f"- **Open choice:** {OPEN_CHOICES[name]}.")
@@ -285,7 +292,7 @@ def summary_block(results: dict[str, dict[str, Any]]) -> str:
             if not name.startswith(prefix):
                 continue
             c = counts(res["verdicts"])
-            used = res["meta"].get("protocol_used") or {}
+            used = A.protocol_used(res["exp"]) if res["meta"] else {}
             proto = "full" if used.get("full") else "reduced" if used else "not built"
             lines.append(
                 f"| {label} | [{name}](docs/results/{name}.md) | {c[REPRODUCES]} | "
@@ -433,9 +440,14 @@ def all_results(root: str | os.PathLike[str] | None = None) -> dict[str, dict[st
     return {name: experiment_result(name, root) for name in _experiments()}
 
 
-def _stale_counts(root: str | os.PathLike[str] | None) -> dict[str, int]:
-    """Stale cells per experiment (no data needed: :func:`archive.plan` without the check)."""
-    return {name: len(A.status(name, root)["stale"]) for name in _experiments()}
+def _stale_counts(root: str | os.PathLike[str] | None) -> dict[str, tuple[int, int]]:
+    """``(stale, missing)`` planned cells per experiment (no data needed:
+    :func:`archive.plan` without the check)."""
+    out = {}
+    for name in _experiments():
+        st = A.status(name, root)
+        out[name] = (len(st["stale"]), len(st["missing"]))
+    return out
 
 
 def render_all(
