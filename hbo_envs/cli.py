@@ -185,7 +185,14 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("name", nargs="?", help="experiment name (see --list)")
     q.add_argument("--list", action="store_true", help="list experiments")
     q.add_argument("--quick", action="store_true", help="small faithful version (~1 minute)")
-    q.add_argument("--out", default=None, help="results directory (default results/NAME[-quick])")
+    q.add_argument(
+        "--smoke",
+        action="store_true",
+        help="1 seed, a few dozen rounds: checks that the experiment runs end to end (CI)",
+    )
+    q.add_argument(
+        "--out", default=None, help="results directory (default results/NAME[-quick|-smoke])"
+    )
     q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
     _add_seed_options(q.add_mutually_exclusive_group(), "the experiment's")
     q.add_argument("--horizon", type=int, default=None, help="override T for every env")
@@ -199,6 +206,9 @@ def _parser() -> argparse.ArgumentParser:
     from hbo_envs.leaderboard.cli import add_parser as add_leaderboard_parser
 
     add_leaderboard_parser(sub)
+    from hbo_envs.harness.archive import add_parser as add_archive_parser
+
+    add_archive_parser(sub)
     return ap
 
 
@@ -359,17 +369,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return reproduce_exponent(exp, args, specs, skipped, _seed_arg(args))
     seeds = _seed_arg(args)
     if seeds is None:
-        seeds = exp.quick_seeds if args.quick else exp.seeds
+        seeds = 1 if args.smoke else exp.quick_seeds if args.quick else exp.seeds
     n_seeds = seeds if isinstance(seeds, int) else len(seeds)
 
     def horizon(env: str) -> int | None:
-        return args.horizon if args.horizon is not None else exp.horizon_for(env, args.quick)
+        if args.horizon is not None:
+            return args.horizon
+        return exp.horizon_for(env, args.quick, smoke=args.smoke)
 
-    out = Path(args.out or f"results/{exp.name}{'-quick' if args.quick else ''}")
+    suffix = "-smoke" if args.smoke else "-quick" if args.quick else ""
+    out = Path(args.out or f"results/{exp.name}{suffix}")
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
     scale = f"{n_seeds} seeds, T = " + ", ".join(str(horizon(e) or "env default") for e in exp.envs)
     print(
-        f"  running{' (quick)' if args.quick else ''}: {scale}; agents: "
+        f"  running{suffix.replace('-', ' (') + ')' if suffix else ''}: {scale}; agents: "
         + ", ".join(s.label for s in specs)
     )
     if args.quick and exp.quick_note and _seed_arg(args) is None and args.horizon is None:
@@ -391,6 +404,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             "citation": exp.citation,
             "protocol": exp.protocol,
             "quick": bool(args.quick),
+            "smoke": bool(args.smoke),
             "seeds_override": None if args.seeds is None and args.n_seeds is None else seeds,
             "horizon_override": args.horizon,
             "expect": exp.expect,
@@ -413,7 +427,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if exp.kind == "runtime":
         print("\n" + format_table(res.summary))
     if not res.records.empty:
-        title = exp.title + (" [quick]" if args.quick else "")
+        title = exp.title + (" [smoke]" if args.smoke else " [quick]" if args.quick else "")
         metrics = (
             ("avg_regret", "regret") if exp.metric == "avg_regret" else ("regret", "avg_regret")
         )
@@ -443,7 +457,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print("\nMeasured ordering by mean R_T ('<': 95% CIs apart, '~': CIs overlap):")
         print(format_ordering(res.summary))
     verdicts = evaluate_claims(exp.claims, res.records, list(exp.envs), res.summary)
-    print("\nThe paper's claims, with the measured verdicts (95% bootstrap CIs over seeds):")
+    print("\nThe paper's claims, with the measured verdicts and the rule that decided each:")
     print(format_verdicts(verdicts))
     write_json(
         out / "summary.json",
@@ -479,6 +493,7 @@ _COMMANDS = {
     "list": _cmd_list,
     "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
     "leaderboard": lambda args: _leaderboard_cli().run(args),
+    "archive": lambda args: __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args),
 }
 
 

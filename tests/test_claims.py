@@ -12,18 +12,24 @@ from hbo_envs.harness.claims import (
     INCONCLUSIVE,
     NOT_RUN,
     REPRODUCES,
+    RULE_DETERMINISTIC,
+    RULE_EXPONENT,
+    RULE_ONE_SEED,
+    RULE_PAIRED,
     Claim,
     ClaimContext,
     Verdict,
     below_random,
     evaluate_claims,
+    exponent_at_least,
+    exponent_equals,
     format_verdicts,
     less,
     linear,
     lowest,
     sublinear,
 )
-from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
+from hbo_envs.harness.stats import fit_exponent, paired_comparison, stratified_bootstrap_ci
 
 
 def finals(env: str, **per_agent: list[float]) -> pd.DataFrame:
@@ -46,14 +52,62 @@ def curves(env: str, agent: str, p: float, seeds: int = 8, T: int = 1000) -> pd.
     return pd.DataFrame(rows)
 
 
-def test_less_three_verdicts_match_the_bootstrap_cis() -> None:
-    rec = finals("e", a=[1.0, 1.2, 0.8, 1.1], b=[5.0, 5.5, 4.5, 5.2], c=[0.5, 3.0, 1.0, 2.5])
+def _naive_paired_ci(a: list[float], b: list[float], reps: int = 20000) -> tuple[float, float]:
+    """The textbook paired bootstrap: resample seeds, average their differences."""
+    d = np.asarray(a) - np.asarray(b)
+    rng = np.random.default_rng(123)
+    means = [d[rng.integers(d.size, size=d.size)].mean() for _ in range(reps)]
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def test_less_three_verdicts_from_the_paired_differences() -> None:
+    a, b, c = [1.0, 1.2, 0.8, 1.1], [5.0, 5.5, 4.5, 5.2], [0.5, 3.0, 1.0, 2.5]
+    rec = finals("e", a=a, b=b, c=c)
     (v,) = evaluate_claims([less("a", "b")], rec)
-    assert v.verdict == REPRODUCES and v.env == "e"
-    lo, hi = stratified_bootstrap_ci([1.0, 1.2, 0.8, 1.1])
-    assert f"[{lo:.4g}, {hi:.4g}]" in v.evidence
-    assert evaluate_claims([less("b", "a")], rec)[0].verdict == DOES_NOT
+    assert v.verdict == REPRODUCES and v.env == "e" and v.rule == RULE_PAIRED
+    pc = paired_comparison(a, b)
+    assert pc.diff == pytest.approx(np.mean(np.subtract(a, b)))
+    assert f"[{pc.lo:.4g}, {pc.hi:.4g}]" in v.evidence and "n = 4 paired seeds" in v.evidence
+    lo, hi = _naive_paired_ci(a, b)  # an independent bootstrap: same interval up to MC error
+    assert abs(pc.lo - lo) < 0.05 and abs(pc.hi - hi) < 0.05
+    assert evaluate_claims([less("b", "a")], rec)[0].verdict == DOES_NOT  # the failing control
     assert evaluate_claims([less("a", "c")], rec)[0].verdict == INCONCLUSIVE
+
+
+def test_pairing_decides_where_unpaired_cis_overlap() -> None:
+    """Seed-to-seed spread shared by both agents (same f, same noise) hides a consistent
+    difference from unpaired CIs; the paired rule sees it, and its control fails."""
+    base = [1.0, 4.0, 9.0, 2.0, 7.0, 3.0, 8.0, 5.0]
+    a = [x - 0.5 for x in base]
+    rec = finals("e", a=a, b=base)
+    ea, eb = stratified_bootstrap_ci(a), stratified_bootstrap_ci(base)
+    assert ea[1] > eb[0]  # the per-agent CIs overlap
+    (v,) = evaluate_claims([less("a", "b")], rec)
+    assert v.verdict == REPRODUCES and "-0.5 [-0.5, -0.5]" in v.evidence
+    assert evaluate_claims([less("b", "a")], rec)[0].verdict == DOES_NOT
+    from scipy.stats import wilcoxon
+
+    p = wilcoxon(np.subtract(a, base)).pvalue
+    assert f"Wilcoxon p = {p:.2g}" in v.evidence
+
+
+def test_pairs_only_seeds_both_agents_finished() -> None:
+    rows = finals("e", a=[1.0, 2.0, 3.0], b=[1.5, 2.5, 3.5])
+    rows = rows[~((rows["agent"] == "a") & (rows["seed"] == 0))]  # a lost seed 0
+    (v,) = evaluate_claims([less("a", "b")], rows)
+    assert "n = 2 paired seeds" in v.evidence and "a 2.5 vs b 3" in v.evidence
+
+
+def test_deterministic_cells_are_one_run_not_a_zero_width_ci() -> None:
+    rec = finals("e", catgp=[19.12] * 5, tgp=[18.47] * 5)
+    (v,) = evaluate_claims([less("tgp", "catgp")], rec)
+    assert v.verdict == REPRODUCES and v.rule == RULE_DETERMINISTIC
+    assert "one run: 5 identical seeds" in v.evidence and "[" not in v.evidence
+    (w,) = evaluate_claims([less("catgp", "tgp")], rec)
+    assert w.verdict == DOES_NOT and w.rule == RULE_DETERMINISTIC
+    (u,) = evaluate_claims([less("tgp", "catgp")], finals("e", catgp=[19.12], tgp=[18.47]))
+    assert u.verdict == INCONCLUSIVE and u.rule == RULE_ONE_SEED  # one stochastic seed
 
 
 def test_avg_regret_metric_divides_by_T() -> None:
@@ -81,6 +135,8 @@ def test_lowest_needs_every_comparison() -> None:
     assert evaluate_claims([lowest("a")], rec)[0].verdict == INCONCLUSIVE  # d overlaps
     assert evaluate_claims([lowest("b", among=["a", "c"])], rec)[0].verdict == DOES_NOT
     assert evaluate_claims([lowest("a", among=["zzz"])], rec)[0].verdict == NOT_RUN
+    v = evaluate_claims([lowest("a", among=["b", "c"])], rec)[0]
+    assert "vs b (reproduces)" in v.evidence and v.rule == RULE_PAIRED
 
 
 def test_growth_claims_on_known_power_laws() -> None:
@@ -90,7 +146,33 @@ def test_growth_claims_on_known_power_laws() -> None:
     assert evaluate_claims([sublinear("sqrt")], rec)[0].verdict == REPRODUCES
     assert evaluate_claims([linear("sqrt")], rec)[0].verdict == DOES_NOT
     v = evaluate_claims([sublinear("sqrt", threshold=0.5)], rec)[0]
-    assert v.verdict == INCONCLUSIVE and "0.500" in v.evidence
+    assert v.verdict == INCONCLUSIVE and "0.500" in v.evidence and v.rule == RULE_EXPONENT
+
+
+def test_exponent_bounds_are_decided_by_the_ci_not_the_point() -> None:
+    rec = curves("e", "sqrt", 0.5)
+    p, lo, hi = fit_exponent(*ClaimContext(rec).curves("e", "sqrt"))
+    at_least = lambda b: evaluate_claims([exponent_at_least("sqrt", b, t_from=0.1)], rec)[0]  # noqa: E731
+    assert at_least(lo - 0.01).verdict == REPRODUCES
+    assert at_least(hi + 0.01).verdict == DOES_NOT  # the failing control: CI below the bound
+    assert at_least(p).verdict == INCONCLUSIVE  # the point at the bound decides nothing
+    eq = lambda v, tol: evaluate_claims([exponent_equals("sqrt", v, tol=tol)], rec)[0]  # noqa: E731
+    assert eq(0.5, 0.05).verdict == REPRODUCES
+    assert eq(0.7, 0.05).verdict == DOES_NOT  # the failing control
+    assert eq(hi, 0.0).verdict == INCONCLUSIVE
+
+
+def test_zero_regret_beats_every_lower_bound() -> None:
+    """A policy that knows the optimum has R_t = 0: no exponent, below every c t^p."""
+    rec = curves("e", "oracle", 0.5).assign(regret=0.0)
+    for claim, want in (
+        (exponent_at_least("oracle", 0.5), DOES_NOT),
+        (exponent_equals("oracle", 0.5), DOES_NOT),
+        (linear("oracle"), DOES_NOT),
+        (sublinear("oracle"), REPRODUCES),
+    ):
+        (v,) = evaluate_claims([claim], rec)
+        assert v.verdict == want and "R = 0 at every recorded round" in v.evidence
 
 
 @pytest.mark.parametrize("p", [0.25, 0.5, 0.75, 1.0])
@@ -123,6 +205,7 @@ def test_custom_claim_and_formatting() -> None:
     claims = [AlwaysInconclusive("custom", "Fig. 9"), less("a", "b", text="a beats b")]
     vs = evaluate_claims(claims, rec)
     assert vs[0] == Verdict("custom", "e", INCONCLUSIVE, "2 agents", "Fig. 9")
+    assert "[rule: " + RULE_PAIRED + "]" in format_verdicts(vs)
     text = format_verdicts(vs)
     assert "a beats b [e]" in text and "1 reproduces, 1 inconclusive" in text
     assert format_verdicts([]) == "(no claims stated for this experiment)"

@@ -33,6 +33,7 @@ MODULES = [
     "agents.schedules",
     "agents.gp.gp_ucb",
     "hbo_envs.harness.claims",
+    "hbo_envs.harness.stats",
     "hbo_envs.harness.known_failures",
     "hbo_envs.harness.plotting",
 ]

@@ -13,7 +13,6 @@ import pytest
 import agents
 from hbo_envs.harness.claims import Growth, Less, Lowest, evaluate_claims
 from hbo_envs.harness.experiments import EXPERIMENTS
-from hbo_envs.harness.known_failures import KNOWN_FAILURES
 from hbo_envs.harness.plotting import _band, panel_name, plot_regret
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.problem import Problem
@@ -92,17 +91,46 @@ def test_quick_configs_let_mom_gp_ucb_decide():
             assert T is not None and T // math.ceil(math.log(2 * T / 0.1)) >= 30, (exp.name, env)
 
 
-def test_known_failure_is_said_on_the_verdict_line():
-    (agent, env), known = next(iter(KNOWN_FAILURES.items()))
-    rec = pd.DataFrame(
+def _vs_random(agent: str, env: str, mine: list[float], rnd: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
         [{"env_id": env, "agent": a, "seed": s, "t": 10, "regret": r}
-         for a, rs in ((agent, [5.0, 5.1, 4.9]), ("random", [5.0, 5.2, 4.8]))
+         for a, rs in ((agent, mine), ("random", rnd))
          for s, r in enumerate(rs)]
     )  # fmt: skip
+
+
+def test_known_failure_is_said_on_the_verdict_line():
+    """A failing floor pair names its mechanism; one without a mechanism says so."""
+    env = "hbo/RKHS-SE-Pareto-v0"
+    rec = _vs_random("tgp-ucb", env, [5.2, 5.3, 5.1], [5.0, 5.2, 4.8])
     exp = next(e for e in EXPERIMENTS.values() if env in e.envs)
-    claim = next(c for c in exp.claims if isinstance(c, Less) and (c.a, c.b) == (agent, "random"))
+    claim = next(
+        c for c in exp.claims if isinstance(c, Less) and (c.a, c.b) == ("tgp-ucb", "random")
+    )
     (v,) = evaluate_claims([claim], rec, [env])
-    assert "known failure" in v.evidence and known.measured in v.evidence
+    assert v.verdict == "does not reproduce"
+    assert "known failure, mechanism 'width-dominates-range'" in v.evidence
+    (w,) = evaluate_claims([claim], _vs_random("tgp-ucb", env, [1.0, 1.1, 0.9], [5.0, 5.2, 4.8]))
+    assert w.verdict == "reproduces" and "failure" not in w.evidence  # only failures are noted
+    gp = Less("gp-ucb below random", "", "gp-ucb", "random", env)
+    (u,) = evaluate_claims([gp], _vs_random("gp-ucb", env, [5.2, 5.3, 5.1], [5.0, 5.2, 4.8]))
+    assert "unexplained floor failure" in u.evidence
+
+
+def test_within_factor_and_paper_value_controls_fail():
+    """The custom claim kinds answer "does not reproduce" on control inputs."""
+    from hbo_envs.harness.experiments.bogunovic import WithinFactor
+    from hbo_envs.harness.experiments.real_data import PaperValue
+
+    rec = _vs_random("a", "e", [50.0, 52.0, 48.0, 51.0], [5.0, 5.2, 4.8, 5.1])
+    (v,) = evaluate_claims(
+        [WithinFactor("a within 5x of random", "", "a", "random", 5.0, "e")], rec
+    )
+    assert v.verdict == "does not reproduce"  # ratio ~10, CI above 5
+    (w,) = evaluate_claims([PaperValue("a's R_T is 20", "", "a", 20.0, 0.1, "e")], rec)
+    assert w.verdict == "does not reproduce"
+    (x,) = evaluate_claims([PaperValue("a's R_T is 50", "", "a", 50.0, 0.1, "e")], rec)
+    assert x.verdict == "reproduces"
 
 
 def test_band_ci_and_std_and_bad_band(tmp_path):

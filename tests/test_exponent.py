@@ -12,7 +12,13 @@ import pytest
 
 import hbo_envs.harness.experiments as X
 from hbo_envs.cli import main
-from hbo_envs.harness.claims import DOES_NOT, REPRODUCES, evaluate_claims, exponent_at_least
+from hbo_envs.harness.claims import (
+    DOES_NOT,
+    INCONCLUSIVE,
+    REPRODUCES,
+    evaluate_claims,
+    exponent_at_least,
+)
 from hbo_envs.harness.exponent import (
     EnvVariant,
     ExponentExperiment,
@@ -57,7 +63,7 @@ def test_exponent_at_least_verdicts() -> None:
     fin = _final(0.6, 0.02)
     v = lambda b: evaluate_claims([exponent_at_least("a", b, env="e")], fin)[0]  # noqa: E731
     assert v(0.5).verdict == REPRODUCES  # CI above the bound
-    assert v(0.6).verdict == REPRODUCES  # bound inside the CI: >= within its interval
+    assert v(0.6).verdict == INCONCLUSIVE  # bound inside the CI: consistent, not evidence
     assert v(0.7).verdict == DOES_NOT and "R_T over T" in v(0.7).evidence
 
 
@@ -112,6 +118,8 @@ def test_registered_lower_bound_experiment_claims_every_agent_and_env() -> None:
     bounds = {(c.env, c.a): c.threshold for c in e.claims}
     assert bounds[("hbo/LowerBound-SE-v0[alpha=1]", "tgp-ucb")] == pytest.approx(0.5)
     assert bounds[("hbo/LowerBound-SE-v0[alpha=0.5]", "random")] == pytest.approx(2 / 3)
+    kinds = {(c.a == "random", c.kind) for c in e.claims}
+    assert kinds == {(False, "at_least"), (True, "equals")}  # uniform play: the scale
     assert bounds[("hbo/LowerBound-Matern-v0[alpha=1]", "gp-ucb")] == pytest.approx(3.5 / 6)
     assert len(bounds) == 4 * 6
 
@@ -151,3 +159,42 @@ def test_reproduce_exponent_cli_smoke(tmp_path, capsys, monkeypatch) -> None:
     main([*argv, "--format", "png"])
     assert "0 cell(s) run, 18 already finished" in capsys.readouterr().out
     assert main(["reproduce", "tiny-lb", "--horizon", "100"]) == 2
+
+
+def test_no_lower_bound_claim_holds_for_a_policy_that_reads_the_bump() -> None:
+    """The control of issue 20: a cheat with R_T = 0, run through the harness's own cell
+    runner, is judged as beating the bound by every claim of cg2019-lower-bound."""
+    import dataclasses
+
+    from hbo_envs.harness.experiments.lower_bound import BumpPeeker
+
+    e = X.EXPERIMENTS["cg2019-lower-bound"]
+    cheat = AgentSpec(BumpPeeker, label="cheat")
+    sw = run_exponent_sweep(e.variants, [cheat], 2, (50, 100, 200), workers=1, progress=False)
+    assert not sw.failures and (sw.final["regret"] == 0).all()
+    claims = [dataclasses.replace(c, a="cheat") for c in e.claims]
+    verdicts = evaluate_claims(claims, sw.final, [v.label for v in e.variants])
+    assert len(verdicts) == len(e.claims) == 24
+    assert {v.verdict for v in verdicts} == {DOES_NOT}
+
+
+def test_lower_bound_instance_check_fails_for_an_env_whose_gap_does_not_shrink() -> None:
+    """Uniform play with R_T ∝ T (a Δ that does not shrink with T) fails the instance check."""
+    e = X.EXPERIMENTS["cg2019-lower-bound"]
+    (check,) = [c for c in e.claims if c.a == "random" and c.env.endswith("SE-v0[alpha=1]")]
+    T = [300, 600, 1200, 2400]
+    fin = pd.DataFrame(
+        [
+            {
+                "env_id": check.env,
+                "agent": "random",
+                "seed": s,
+                "t": t,
+                "regret": 0.1 * t * (1 + s / 50),
+            }
+            for s in range(6)
+            for t in T
+        ]
+    )
+    (v,) = evaluate_claims([check], fin)
+    assert v.verdict == DOES_NOT and "1.000" in v.evidence

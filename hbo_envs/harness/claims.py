@@ -4,15 +4,27 @@ An :class:`~hbo_envs.harness.experiments.Experiment` lists what the paper claims
 (``claims=(...)``); ``hbo-bench reproduce`` evaluates every claim on the measured records
 and prints one verdict per claim and env, never a claim without its verdict:
 
-- ``reproduces`` — the measurement says what the paper says, with 95% bootstrap CIs apart;
-- ``does not reproduce`` — the measurement says the opposite, with CIs apart;
-- ``inconclusive (CIs overlap)`` — the seeds run cannot tell;
+- ``reproduces`` — the measurement says what the paper says, decisively (the rule below);
+- ``does not reproduce`` — the measurement says the opposite, decisively;
+- ``inconclusive`` — the seeds run cannot tell;
 - ``not run`` — an agent or env the claim needs did not run (e.g. not available yet).
 
-Comparisons use the same statistics as the summary table: the mean over seeds of the final
-cumulative regret ``R_T`` (``metric="regret"``) or of ``R_T / T`` (``metric="avg_regret"``)
-and its 95% stratified-bootstrap CI (:func:`~hbo_envs.harness.stats.stratified_bootstrap_ci`,
-2000 replicates, fixed seed). Agents are named by their label in the experiment.
+Every verdict names the rule that decided it (:attr:`Verdict.rule`):
+
+- :data:`RULE_PAIRED` — two agents are compared on *paired seeds* (seed ``s`` is the same
+  f and the same noise for both): the per-seed differences ``d_s`` of the final score
+  (``R_T``, ``R_T / T``, agent seconds, ...), their mean (the effect size, also given
+  relative to the second agent) and its 95% paired-bootstrap CI
+  (:func:`~hbo_envs.harness.stats.paired_comparison`; 2000 replicates, fixed seed); the
+  claim ``a < b`` reproduces when the CI lies below 0, does not when it lies above 0. The
+  Wilcoxon signed-rank p-value of ``d`` is printed beside it.
+- :data:`RULE_DETERMINISTIC` — every seed gave the same numbers for both agents (a
+  deterministic env such as StockPicking): the comparison is one run, stated as such.
+- :data:`RULE_ONE_SEED` — a single stochastic seed: inconclusive (no interval exists).
+- :data:`RULE_EXPONENT` — growth claims: the 95% bootstrap CI of the fitted exponent,
+  never its point estimate, decides.
+
+Agents are named by their label in the experiment.
 
 Constructors:
 
@@ -24,10 +36,14 @@ Constructors:
   least squares of the mean curve, bootstrap CI over seeds), has its CI above / below
   ``threshold`` (0.9 by default).
 - :func:`exponent_at_least` — the growth exponent is not below a theoretical lower bound:
-  reproduces when the bound is below the CI's upper end (the exponent is ``>=`` the bound
-  within its interval), does not when the whole CI lies below it. On the records of an
+  reproduces when the whole CI lies at or above the bound, does not when the whole CI lies
+  below it (a policy beating the bound: e.g. one that reads the hidden optimum, whose
+  ``R_T = 0`` at every ``T``), inconclusive when the CI straddles it. On the records of an
   exponent experiment (one row per seed and horizon, ``t = T``, ``regret = R_T``;
   :mod:`hbo_envs.harness.exponent`) this is the exponent of ``R_T`` over ``T``.
+- :func:`exponent_equals` — the exponent equals a value within ``±tol`` (an equivalence
+  test: the CI inside the band reproduces, a CI disjoint from it does not), e.g. the
+  lower-bound instance's own scale: uniform play's ``R_T`` grows as the theorem's rate.
 
 A claim the constructors cannot say subclasses :class:`Claim` and implements
 :meth:`Claim.evaluate` (a :class:`ClaimContext` gives the records and the summary).
@@ -39,6 +55,8 @@ A claim the constructors cannot say subclasses :class:`Claim` and implements
 ... })
 >>> [v.verdict for v in evaluate_claims([less("a", "b")], rec)]
 ['reproduces']
+>>> evaluate_claims([less("a", "b")], rec)[0].rule
+'paired bootstrap 95% CI of the mean per-seed difference'
 >>> [v.verdict for v in evaluate_claims([less("b", "a")], rec)]
 ['does not reproduce']
 >>> [v.verdict for v in evaluate_claims([below_random("a")], rec)]
@@ -55,7 +73,12 @@ import numpy as np
 import pandas as pd
 
 from hbo_envs.harness.known_failures import known_failure
-from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
+from hbo_envs.harness.stats import (
+    PairedComparison,
+    fit_exponent,
+    paired_comparison,
+    stratified_bootstrap_ci,
+)
 
 __all__ = [
     "DOES_NOT",
@@ -71,6 +94,7 @@ __all__ = [
     "below_random",
     "evaluate_claims",
     "exponent_at_least",
+    "exponent_equals",
     "format_verdicts",
     "less",
     "linear",
@@ -81,8 +105,14 @@ __all__ = [
 
 REPRODUCES = "reproduces"
 DOES_NOT = "does not reproduce"
-INCONCLUSIVE = "inconclusive (CIs overlap)"
+INCONCLUSIVE = "inconclusive"
 NOT_RUN = "not run"
+RULE_PAIRED = "paired bootstrap 95% CI of the mean per-seed difference"
+RULE_DETERMINISTIC = "deterministic: one run (every seed gave the same numbers)"
+RULE_ONE_SEED = "one seed: no interval"
+RULE_EXPONENT = "95% bootstrap CI of the fitted exponent"
+RULE_VALUE = "published value inside the widened 95% bootstrap CI"
+RULE_RATIO = "paired bootstrap 95% CI of the ratio of means"
 _METRICS = {
     "regret": "R_T",
     "avg_regret": "R_T/T",
@@ -102,6 +132,7 @@ class Verdict:
     verdict: str
     evidence: str
     source: str = ""
+    rule: str = ""
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -110,6 +141,7 @@ class Verdict:
             "verdict": self.verdict,
             "evidence": self.evidence,
             "source": self.source,
+            "rule": self.rule,
         }
 
 
@@ -146,6 +178,7 @@ class ClaimContext:
         envs: Sequence[str] | None = None,
         summary: pd.DataFrame | None = None,
     ) -> None:
+        records = records.reset_index(drop=True)  # idxmax below needs unique row labels
         self.records = records
         if records.empty:
             self.final = records
@@ -183,6 +216,18 @@ class ClaimContext:
         lo, hi = stratified_bootstrap_ci(x)
         return Estimate(float(x.mean()), lo, hi, int(x.size))
 
+    def paired(self, env: str, a: str, b: str, metric: str = "regret") -> PairedComparison | None:
+        """``a`` vs ``b`` on the seeds both finished (None when there is none)."""
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
+        f = self.final[self.final["env_id"] == env]
+        sa = pd.Series(self.scores(env, a, metric), index=f[f["agent"] == a]["seed"].to_numpy())
+        sb = pd.Series(self.scores(env, b, metric), index=f[f["agent"] == b]["seed"].to_numpy())
+        common = sa.index.intersection(sb.index).sort_values()
+        if len(common) == 0:
+            return None
+        return paired_comparison(sa.loc[common].to_numpy(), sb.loc[common].to_numpy())
+
     def curves(self, env: str, agent: str, column: str = "regret") -> tuple[np.ndarray, np.ndarray]:
         """``(t, Y)``: the rounds every seed recorded and ``Y[seed, j]`` at ``t[j]``."""
         g = self.records[(self.records["env_id"] == env) & (self.records["agent"] == agent)]
@@ -203,8 +248,8 @@ class Claim:
     def evaluate(self, ctx: ClaimContext) -> list[Verdict]:
         raise NotImplementedError
 
-    def _verdict(self, env: str, verdict: str, evidence: str) -> Verdict:
-        return Verdict(self.text, env, verdict, evidence, self.source)
+    def _verdict(self, env: str, verdict: str, evidence: str, rule: str = "") -> Verdict:
+        return Verdict(self.text, env, verdict, evidence, self.source, rule)
 
     def _envs(self, ctx: ClaimContext, env: str | None) -> tuple[str, ...]:
         return ctx.envs if env is None else (env,)
@@ -216,18 +261,35 @@ class Claim:
         return None
 
 
-def _compare(a: Estimate, b: Estimate) -> str:
-    """REPRODUCES if ``a < b`` with CIs apart, DOES_NOT if ``b < a`` apart, else overlap."""
-    if a.hi < b.lo:
-        return REPRODUCES
-    if b.hi < a.lo:
-        return DOES_NOT
-    return INCONCLUSIVE
+def decide_less(c: PairedComparison) -> tuple[str, str]:
+    """``(verdict, rule)`` of the claim "a below b" on a paired comparison (module doc)."""
+    if c.deterministic:
+        return (REPRODUCES if c.diff < 0 else DOES_NOT), RULE_DETERMINISTIC
+    if c.n == 1:
+        return INCONCLUSIVE, RULE_ONE_SEED
+    if c.hi < 0:
+        return REPRODUCES, RULE_PAIRED
+    if c.lo > 0:
+        return DOES_NOT, RULE_PAIRED
+    return INCONCLUSIVE, RULE_PAIRED
+
+
+def describe_pair(c: PairedComparison, a: str, b: str, m: str) -> str:
+    """The evidence line of a paired comparison."""
+    if c.deterministic:
+        return f"{m}: {a} {_fmt(c.mean_a)} vs {b} {_fmt(c.mean_b)} (one run: {c.n} identical seeds)"
+    rel = f", {c.rel:+.0%} of {b}" if math.isfinite(c.rel) else ""
+    p = f", Wilcoxon p = {c.wilcoxon_p:.2g}" if math.isfinite(c.wilcoxon_p) else ""
+    return (
+        f"{m}: {a} {_fmt(c.mean_a)} vs {b} {_fmt(c.mean_b)}; paired difference "
+        f"{_fmt(c.diff)} [{_fmt(c.lo)}, {_fmt(c.hi)}]{rel}{p} (n = {c.n} paired seeds)"
+    )
 
 
 @dataclass(frozen=True)
 class Less(Claim):
-    """Agent ``a`` has lower mean ``metric`` than agent ``b`` (on ``env``, or on each)."""
+    """Agent ``a`` has lower mean ``metric`` than agent ``b`` (on ``env``, or on each),
+    judged on paired seeds (:func:`decide_less`)."""
 
     a: str = ""
     b: str = ""
@@ -242,18 +304,28 @@ class Less(Claim):
             if miss:
                 out.append(miss)
                 continue
-            ea, eb = ctx.estimate(env, self.a, self.metric), ctx.estimate(env, self.b, self.metric)
-            evidence = f"{m}: {self.a} {ea} vs {self.b} {eb} (n = {ea.n})"
-            known = known_failure(self.a, env) if self.b == "random" else None
-            if known is not None:  # the verdict line says the pair is a listed failure
-                evidence += f"; {known}"
-            out.append(self._verdict(env, _compare(ea, eb), evidence))
+            c = ctx.paired(env, self.a, self.b, self.metric)
+            if c is None:
+                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                continue
+            verdict, rule = decide_less(c)
+            evidence = describe_pair(c, self.a, self.b, m)
+            if self.b == "random" and verdict != REPRODUCES:  # say why, or that nobody knows
+                key = known_failure(self.a, env)
+                evidence += (
+                    f"; known failure, mechanism '{key}' (docs/known-failures.md)"
+                    if key
+                    else "; unexplained floor failure (docs/known-failures.md)"
+                )
+            out.append(self._verdict(env, verdict, evidence, rule))
         return out
 
 
 @dataclass(frozen=True)
 class Lowest(Claim):
-    """Agent ``a`` has lower mean ``metric`` than each other agent (or each in ``among``)."""
+    """Agent ``a`` has lower mean ``metric`` than each other agent (or each in ``among``),
+    each comparison on paired seeds (:func:`decide_less`): reproduces when every one
+    does, does not when any one does not."""
 
     a: str = ""
     among: tuple[str, ...] | None = None
@@ -273,12 +345,17 @@ class Lowest(Claim):
             if miss:
                 out.append(miss)
                 continue
-            ea = ctx.estimate(env, self.a, self.metric)
-            parts, results = [], []
+            parts, results, rules = [], [], set()
             for o in others:
-                eo = ctx.estimate(env, o, self.metric)
-                results.append(_compare(ea, eo))
-                parts.append(f"{o} {eo}")
+                c = ctx.paired(env, self.a, o, self.metric)
+                if c is None:
+                    results.append(INCONCLUSIVE)
+                    parts.append(f"{o}: no common seed")
+                    continue
+                r, rule = decide_less(c)
+                results.append(r)
+                rules.add(rule)
+                parts.append(f"vs {o} ({r}): " + describe_pair(c, self.a, o, m).partition(": ")[2])
             if not results:
                 verdict = NOT_RUN
             elif all(r == REPRODUCES for r in results):
@@ -287,18 +364,25 @@ class Lowest(Claim):
                 verdict = DOES_NOT
             else:
                 verdict = INCONCLUSIVE
-            out.append(self._verdict(env, verdict, f"{m}: {self.a} {ea} vs " + "; ".join(parts)))
+            out.append(
+                self._verdict(env, verdict, f"{m}: " + "; ".join(parts), "; ".join(sorted(rules)))
+            )
         return out
 
 
 @dataclass(frozen=True)
 class Growth(Claim):
-    """The growth exponent of ``R_t`` over ``t ∈ [t_from·T, T]`` vs ``threshold``.
+    """The growth exponent of ``R_t`` over ``t ∈ [t_from·T, T]`` vs ``threshold``; its 95%
+    bootstrap CI decides (:data:`RULE_EXPONENT`), never the point estimate.
 
-    ``kind="linear"``: reproduces when the exponent's 95% CI lies above ``threshold``, does
-    not when it lies below. ``kind="sublinear"``: the other way round. ``kind="at_least"``
-    (a lower bound on the exponent): reproduces when the CI reaches ``threshold`` or lies
-    above it, does not when it lies below.
+    ``kind="linear"``: reproduces when the CI lies above ``threshold``, does not when it
+    lies below. ``kind="sublinear"``: the other way round. ``kind="at_least"`` (a lower
+    bound on the exponent): reproduces when the CI lies at or above ``threshold``, does not
+    when it lies below, inconclusive when it straddles it. ``kind="equals"``: reproduces
+    when the CI lies inside ``threshold ± tol``, does not when it is disjoint from that
+    band. Zero regret at every recorded round (a policy that knows the optimum) has no
+    exponent: it beats every ``c·t^p``, so ``at_least``, ``equals`` and ``linear`` do not
+    reproduce and ``sublinear`` does.
     """
 
     a: str = ""
@@ -306,11 +390,13 @@ class Growth(Claim):
     env: str | None = None
     threshold: float = 0.9
     t_from: float = 0.1
+    tol: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.kind not in ("linear", "sublinear", "at_least"):
+        if self.kind not in ("linear", "sublinear", "at_least", "equals"):
             raise ValueError(
-                f"Growth kind must be 'linear', 'sublinear' or 'at_least'; got {self.kind!r}."
+                "Growth kind must be 'linear', 'sublinear', 'at_least' or 'equals'; "
+                f"got {self.kind!r}."
             )
         if not 0 < self.t_from < 1:
             raise ValueError(f"Growth t_from must be in (0, 1); got {self.t_from!r}.")
@@ -327,23 +413,52 @@ class Growth(Claim):
             if np.count_nonzero(keep) < 3:
                 out.append(self._verdict(env, INCONCLUSIVE, "fewer than 3 recorded rounds"))
                 continue
+            what = "R_T over T" if self.kind in ("at_least", "equals") else "R_t over t"
+            span = f"[{t[keep].min():.0f}, {t.max():.0f}]"
+            if np.all(Y[:, keep].mean(axis=0) <= 0):
+                verdict = REPRODUCES if self.kind == "sublinear" else DOES_NOT
+                ev = (
+                    f"R = 0 at every recorded round of {span}: no growth at all, below "
+                    f"c·t^{self.threshold:g} for every c > 0 (n = {Y.shape[0]})"
+                )
+                out.append(self._verdict(env, verdict, ev, RULE_EXPONENT))
+                continue
             p, lo, hi = fit_exponent(t[keep], Y[:, keep])
-            what = "R_T over T" if self.kind == "at_least" else "R_t over t"
-            ev = (
-                f"exponent of {what} in [{t[keep].min():.0f}, {t.max():.0f}]: "
-                f"{p:.3f} [{lo:.3f}, {hi:.3f}] vs {self.threshold:g} (n = {Y.shape[0]})"
+            target = (
+                f"{self.threshold:g} ± {self.tol:g}"
+                if self.kind == "equals"
+                else f"{self.threshold:g}"
             )
-            if not math.isfinite(p):
+            ev = (
+                f"exponent of {what} in {span}: {p:.3f} [{lo:.3f}, {hi:.3f}] vs {target} "
+                f"(n = {Y.shape[0]})"
+            )
+            if not (math.isfinite(p) and math.isfinite(lo) and math.isfinite(hi)):
                 verdict = INCONCLUSIVE
+            elif self.kind == "equals":
+                a, b = self.threshold - self.tol, self.threshold + self.tol
+                verdict = (
+                    REPRODUCES
+                    if a <= lo and hi <= b
+                    else DOES_NOT
+                    if hi < a or lo > b
+                    else INCONCLUSIVE
+                )
             elif self.kind == "at_least":
-                verdict = REPRODUCES if hi >= self.threshold else DOES_NOT
+                verdict = (
+                    REPRODUCES
+                    if lo >= self.threshold
+                    else DOES_NOT
+                    if hi < self.threshold
+                    else INCONCLUSIVE
+                )
             elif lo > self.threshold:
                 verdict = REPRODUCES if self.kind == "linear" else DOES_NOT
             elif hi < self.threshold:
                 verdict = REPRODUCES if self.kind == "sublinear" else DOES_NOT
             else:
                 verdict = INCONCLUSIVE
-            out.append(self._verdict(env, verdict, ev))
+            out.append(self._verdict(env, verdict, ev, RULE_EXPONENT))
         return out
 
 
@@ -434,6 +549,30 @@ def exponent_at_least(
     )
 
 
+def exponent_equals(
+    a: str,
+    value: float,
+    *,
+    tol: float = 0.05,
+    env: str | None = None,
+    t_from: float = 0.01,
+    text: str | None = None,
+    source: str = "",
+) -> Growth:
+    """Claim: the growth exponent of ``a``'s regret is ``value`` within ``±tol`` (the CI
+    inside the band: reproduces; disjoint from it: does not)."""
+    return Growth(
+        text or f"{a}: regret exponent = {value:.4g} ± {tol:g}",
+        source,
+        a,
+        "equals",
+        env,
+        value,
+        t_from,
+        tol,
+    )
+
+
 def _check_metric(metric: str) -> None:
     if metric not in _METRICS:
         raise ValueError(
@@ -470,7 +609,7 @@ def format_verdicts(verdicts: Sequence[Verdict]) -> str:
     for v in verdicts:
         where = f" [{v.env}]" if v.env else ""
         lines.append(f"  {v.verdict:<{w}}  {v.claim}{where}")
-        lines.append(f"  {'':<{w}}    {v.evidence}")
+        lines.append(f"  {'':<{w}}    {v.evidence}" + (f" [rule: {v.rule}]" if v.rule else ""))
     counts = {k: sum(v.verdict == k for v in verdicts) for k in _ORDER}
     tally = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
     return "\n".join(lines + [f"  ({tally})"])

@@ -84,6 +84,7 @@ class ExponentExperiment(Experiment):
     variants: tuple[EnvVariant, ...] = ()
     horizons: tuple[int, ...] = ()
     quick_horizons: tuple[int, ...] = ()
+    smoke_horizons: tuple[int, ...] = (50, 100, 200)  # ``reproduce --smoke`` (1 seed)
 
     def __post_init__(self) -> None:
         for name, ladder, top in (
@@ -336,11 +337,17 @@ def reproduce_exponent(
             f"{', '.join(map(str, exp.horizons))} (--quick: "
             f"{', '.join(map(str, exp.quick_horizons))})."
         )
+    smoke = bool(getattr(args, "smoke", False))
     if seeds is None:
-        seeds = exp.quick_seeds if args.quick else exp.seeds
+        seeds = 1 if smoke else exp.quick_seeds if args.quick else exp.seeds
     n_seeds = seeds if isinstance(seeds, int) else len(seeds)
-    horizons = exp.quick_horizons if args.quick else exp.horizons
-    out = Path(args.out or f"results/{exp.name}{'-quick' if args.quick else ''}")
+    if smoke:
+        horizons = exp.smoke_horizons
+    else:
+        horizons = exp.quick_horizons if args.quick else exp.horizons
+    out = Path(
+        args.out or f"results/{exp.name}{'-smoke' if smoke else '-quick' if args.quick else ''}"
+    )
     print(f"{exp.title}\n  {exp.citation}\n  protocol: {exp.protocol}")
     print(
         f"  running{' (quick)' if args.quick else ''}: {n_seeds} seeds, T = "
@@ -352,7 +359,14 @@ def reproduce_exponent(
     )
     if skipped:
         print(f"  skipped (not available yet): {', '.join(skipped)}")
-    meta = {"experiment": {"name": exp.name, "title": exp.title, "quick": bool(args.quick)}}
+    meta = {
+        "experiment": {
+            "name": exp.name,
+            "title": exp.title,
+            "quick": bool(args.quick),
+            "smoke": smoke,
+        }
+    }
     execution = {  # the CLI's execution options, as ``run_sweep`` takes them
         "backend": args.backend,
         "workers": args.workers,
@@ -383,7 +397,7 @@ def reproduce_exponent(
         sweep.final.to_csv(out / "final.csv", index=False)
         table.to_csv(out / "exponents.csv", index=False)
     verdicts = evaluate_claims(exp.claims, sweep.final, [v.label for v in exp.variants])
-    print("\nThe paper's claims, with the measured verdicts (95% bootstrap CIs over seeds):")
+    print("\nThe paper's claims, with the measured verdicts and the rule that decided each:")
     print(format_verdicts(verdicts))
     write_json(
         out / "summary.json",

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -52,16 +51,26 @@ def figure1_trace(
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
 ) -> list[Figure1Trace]:
-    """Run each agent (a registered name or an agent object) for ``rounds`` rounds."""
+    """Run each agent (a registered name or an agent object) for ``rounds`` rounds.
+
+    Seeded exactly as the harness's cell runner seeds cell ``seed``
+    (:func:`hbo_envs.harness.cell.run_cell`: the env built by
+    :func:`~hbo_envs.harness.cell.make_env` and reset with ``seed``, the agent reset with
+    :func:`~hbo_envs.harness.specs.agent_seed`), so the pictured rounds are the first
+    rounds of the ``reproduce`` cell with horizon ``rounds`` (tested: same regret, bit for
+    bit).
+    """
     import agents as agent_registry
     import hbo_envs  # noqa: F401  (registers the envs)
+    from hbo_envs.harness.cell import make_env
+    from hbo_envs.harness.specs import agent_seed
 
     out = []
     for spec in agents:
         agent = agent_registry.make(spec) if isinstance(spec, str) else spec
-        env = gym.make(env_id, horizon=max(int(rounds), 1), **(env_kwargs or {})).unwrapped
-        env.reset(seed=seed)
-        agent.reset(env.problem, seed=seed)
+        env = make_env(env_id, max(int(rounds), 1), dict(env_kwargs or {})).unwrapped
+        env.reset(seed=int(seed))
+        agent.reset(env.problem, seed=agent_seed(int(seed)))
         state = getattr(env, "_adv_state", None)
         shape = np.asarray(env.objective.values).shape
         corr = np.asarray(state, dtype=float) if isinstance(state, np.ndarray) else np.zeros(shape)

@@ -5,6 +5,8 @@
 - :func:`stratified_bootstrap_ci` — percentile confidence interval of any statistic by the
   stratified bootstrap: every task (column) resamples its own runs with replacement, so
   each bootstrap sample keeps the same number of runs per task.
+- :func:`paired_comparison` — two agents on the same seeds: the mean per-seed difference,
+  its paired-bootstrap CI and the Wilcoxon signed-rank p-value (the claims' comparison rule).
 
 >>> iqm([1.0, 2.0, 3.0, 100.0])
 2.5
@@ -16,10 +18,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["bootstrap_mean_band", "fit_exponent", "iqm", "stratified_bootstrap_ci"]
+__all__ = [
+    "PairedComparison",
+    "bootstrap_mean_band",
+    "fit_exponent",
+    "iqm",
+    "paired_comparison",
+    "stratified_bootstrap_ci",
+]
 
 
 def iqm(scores: np.ndarray | list[float]) -> float:
@@ -153,3 +163,69 @@ def fit_exponent(
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a]) if boot.size else (np.nan, np.nan)
     return p, float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Agent ``a`` vs agent ``b`` on the seeds both finished (same seed = same f, same
+    noise): per-seed differences ``d_s = a_s - b_s`` (see :func:`paired_comparison`)."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float  # mean of d_s (the effect size, in the metric's units)
+    lo: float  # percentile paired-bootstrap CI of the mean difference
+    hi: float
+    wilcoxon_p: float  # two-sided Wilcoxon signed-rank p-value of d (NaN when undefined)
+    deterministic: bool  # n >= 2 and every seed gave the same a and the same b
+
+    @property
+    def rel(self) -> float:
+        """The effect relative to ``b``: ``diff / |mean_b|`` (NaN when ``mean_b == 0``)."""
+        return self.diff / abs(self.mean_b) if self.mean_b != 0 else float("nan")
+
+
+def paired_comparison(
+    a: np.ndarray | list[float],
+    b: np.ndarray | list[float],
+    *,
+    confidence: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare paired scores ``a[s]``, ``b[s]`` (the same seeds, in the same order).
+
+    The effect is the mean per-seed difference ``mean(a - b)``; its CI is the percentile
+    bootstrap over seeds of the differences (:func:`stratified_bootstrap_ci` on ``d``:
+    each replicate resamples whole seeds, so a seed's pair stays together), and the
+    two-sided Wilcoxon signed-rank test on ``d`` (``scipy.stats.wilcoxon``, zero
+    differences dropped) is reported beside it. When every seed gave the same ``a`` and the
+    same ``b`` (a deterministic env and agents) the comparison is one run: ``deterministic``
+    is set and the CI is the point itself.
+
+    >>> c = paired_comparison([1.0, 2.0, 3.0, 4.0], [2.0, 3.1, 3.9, 5.2])
+    >>> round(c.diff, 3), c.hi < 0, c.deterministic
+    (-1.05, True, False)
+    """
+    xa = np.asarray(a, dtype=float).ravel()
+    xb = np.asarray(b, dtype=float).ravel()
+    if xa.shape != xb.shape or xa.size == 0:
+        raise ValueError(
+            f"paired_comparison needs two non-empty score arrays of the same length; got "
+            f"{xa.size} and {xb.size}."
+        )
+    d = xa - xb
+    diff = float(d.mean())
+    deterministic = xa.size >= 2 and np.ptp(xa) == 0 and np.ptp(xb) == 0
+    if deterministic or xa.size == 1:
+        lo = hi = diff
+    else:
+        lo, hi = stratified_bootstrap_ci(d, confidence=confidence, reps=reps, seed=seed)
+    p = float("nan")
+    if np.count_nonzero(d) >= 1 and not deterministic:
+        from scipy.stats import wilcoxon
+
+        p = float(wilcoxon(d, zero_method="wilcox").pvalue)
+    return PairedComparison(
+        int(xa.size), float(xa.mean()), float(xb.mean()), diff, lo, hi, p, bool(deterministic)
+    )

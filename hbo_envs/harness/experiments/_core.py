@@ -81,7 +81,9 @@ class Experiment:
 
     ``quick_note`` states the quick configuration's horizons and why they are enough for
     every listed algorithm to do something (``reproduce --quick`` prints it);
-    ``exclude`` lists (agent, env) pairs not run, each with its reason.
+    ``exclude`` lists (agent, env) pairs not run, each with its reason;
+    ``smoke_horizon`` is the T of ``reproduce --smoke`` (1 seed: proves that every agent,
+    env, summary and plot of the experiment still runs, says nothing about the paper).
     """
 
     name: str
@@ -104,6 +106,7 @@ class Experiment:
     floor: bool = True  # run the uniform-random agent as the floor (label "random")
     quick_note: str = ""
     exclude: tuple[Exclusion, ...] = ()
+    smoke_horizon: int = 60  # ``reproduce --smoke``: 1 seed at this T (CI runs every name so)
 
     def agent_specs(
         self, *, paper_only: bool = False, available: set[str] | None = None
@@ -135,7 +138,9 @@ class Experiment:
         labels = {s.label for s in specs}
         return [x for x in self.exclude if x.agent in labels and x.env in self.envs]
 
-    def horizon_for(self, env_id: str, quick: bool) -> int | None:
+    def horizon_for(self, env_id: str, quick: bool, smoke: bool = False) -> int | None:
+        if smoke:
+            return self.smoke_horizon
         if quick:
             return self.quick_horizon_by_env.get(env_id, self.quick_horizon)
         return self.horizon

@@ -1,0 +1,861 @@
+"""The results archive: every registered reproduction, run once and committed as data.
+
+Layout (``results/archive/`` in the repository; one folder per experiment)::
+
+    results/archive/<experiment>/records.parquet   per (env, agent, seed[, T]) the recorded
+                                                   rounds of hbo_envs.harness.records
+                                                   (R_t at the record grid, coverage, agent
+                                                   seconds), plus ``variant`` and ``fingerprint``
+    results/archive/<experiment>/cells.parquet     one row per cell: fingerprint, run name,
+                                                   variant, agent, seed, horizon, the SHA-256 of
+                                                   the sources it ran (``source_sha256``), R_T,
+                                                   agent seconds, date
+    results/archive/<experiment>/meta.json         code revision, per-module source SHA-256,
+                                                   package versions, machine, the paper's
+                                                   protocol and the protocol actually run
+                                                   (seeds, horizons, and why it differs)
+
+Why ``results/``: it is where ``hbo-bench reproduce`` writes a user's own runs
+(``results/<name>``), so the committed archive sits beside them in the same form; the
+leaderboards hold suites and submissions, a different thing (``.gitignore`` ignores
+``results/`` except ``results/archive/``).
+
+The cells are the ``reproduce`` cells: :func:`plan` builds them with the harness's own
+:func:`~hbo_envs.harness.runner.build_cells` from the experiment's definition (same agents,
+labels, parameters, recording options), and :func:`build` runs them with
+:func:`~hbo_envs.harness.runner.run_sweep` (local pool, or Ray with an address), so a cell of
+the archive and the same cell of ``reproduce`` are the same numbers.
+
+- :func:`build` — builds or extends the archive: runs the cells the archive lacks and the
+  *stale* ones (the SHA-256 of the agent's or env's source modules changed since the cell
+  was run; :func:`source_hashes`), merging finished cells in batches (an interrupted build
+  keeps them; a second build resumes).
+- :func:`verify` — re-runs a random sample of archive cells and compares them bit for bit
+  (:func:`rerun_matches`, the one function to point at a shared re-run-and-compare core).
+- :func:`load` — the records of one experiment for the claims, tables and plots
+  (:mod:`hbo_envs.harness.publish` renders every published number from it).
+
+The protocol actually run is :data:`BUDGETS` (data, in this module): where the paper's full
+protocol does not fit the machine the archive was built on, the entry says what ran and
+why, and ``meta.json`` and every rendered table say so too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import hashlib
+import inspect
+import json
+import os
+import platform
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+
+from hbo_envs.harness.cell import run_cell
+from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
+from hbo_envs.harness.specs import CellSpec, slug
+from hbo_envs.harness.store import (
+    _atomic_write,
+    git_revision,
+    package_versions,
+    write_json,
+)
+from hbo_envs.validation import check_int
+
+__all__ = [
+    "ARCHIVE_DIR",
+    "BUDGETS",
+    "Budget",
+    "PlannedCell",
+    "build",
+    "load",
+    "plan",
+    "rerun_matches",
+    "source_hashes",
+    "status",
+    "verify",
+]
+
+ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
+"""The archive of this checkout (``results/archive``)."""
+
+#: Record columns that are a deterministic function of the cell (compared bit for bit);
+#: ``wall_time`` and ``agent_time`` are measurements of the machine and are not.
+DETERMINISTIC = ("seed", "t", "regret", "avg_regret", "coverage", "corruption_used", "lower_bound")
+
+
+def archive_rounds(horizon: int) -> np.ndarray:
+    """The rounds the archive keeps of a cell of horizon ``T`` (a subset of the cell's
+    record grid, :func:`~hbo_envs.harness.records.record_grid`): the 20 coverage
+    checkpoints, every 5th of the record grid's 200 log-spaced and 200 evenly spaced
+    rounds, and ``T`` — about 100 rows, enough for the claims' growth fits on
+    ``[0.1 T, T]`` and the plots, at a quarter of the rows."""
+    T = int(horizon)
+    parts = [
+        coverage_grid(T, 20),
+        np.rint(np.geomspace(1, T, num=200))[::5],
+        np.rint(np.linspace(1, T, num=200))[::5],
+        [T],
+    ]
+    return np.unique(np.concatenate([np.asarray(x, dtype=np.int64) for x in parts]))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The protocol the archive runs for one experiment, when it is not the paper's.
+
+    ``seeds`` / ``horizon`` (every env) / ``horizons`` (the ladder of an exponent
+    experiment) replace the experiment's; ``None`` keeps it. ``reason`` says why (it is
+    printed beside every table rendered from these cells).
+    """
+
+    seeds: int | None = None
+    horizon: int | None = None
+    horizons: tuple[int, ...] | None = None
+    reason: str = ""
+    #: ``(agent label glob, env id prefix, seeds, why)``: fewer seeds for an expensive pair
+    #: (0: the pair is not run; its claims read "not run" and the page says why)
+    fewer: tuple[tuple[str, str, int, str], ...] = ()
+    #: env id -> T, replacing ``horizon`` for that env
+    horizon_by_env: tuple[tuple[str, int], ...] = ()
+
+
+_CORES = (
+    "built on a 2-core machine shared by 8 concurrent jobs within a 2-hour window; "
+    "the largest seeds x T that fitted"
+)
+_PL_FEWER = (
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/RKHS1D-",
+        0,
+        "not run: ATA-GP-UCB-Nystrom on the 1000-arm 1D env costs ~0.2 s a round on an idle "
+        "core (a dictionary resampled and an eigendecomposition every round), beyond this "
+        "build's budget",
+    ),
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/Griewank5D-",
+        0,
+        "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs, for the same reason",
+    ),
+    (
+        "ata-gp-ucb-nystrom",
+        "hbo/Griewank2D-",
+        0,
+        "not run: the same cost on the 400-arm grid, beyond this build's budget",
+    ),
+    (
+        "ata-gp-ucb-qff",
+        "hbo/Griewank2D-",
+        0,
+        "not run: QFF in 2-D with m = 256 nodes re-truncates 512 feature directions every "
+        "round, beyond this build's budget",
+    ),
+)
+_PL_FEWER += tuple(
+    (
+        "*",
+        env,
+        3,
+        "3 seeds on the eps = 0.8 envs: the 2-hour build window ran out (the eps = 0.2 "
+        "envs have 5)",
+    )
+    for env in (
+        "hbo/RKHS1D-SymPareto-eps08",
+        "hbo/Griewank2D-SymPareto-eps08",
+        "hbo/Griewank5D-SymPareto-eps08",
+    )
+)
+_PL_5D = (
+    ("hbo/Griewank5D-SymPareto-eps02-v0", 300),
+    ("hbo/Griewank5D-SymPareto-eps08-v0", 300),
+)
+#: The protocol run per experiment (see :class:`Budget`); an experiment not listed runs its
+#: full protocol. Raise these (or delete an entry) and run ``hbo-bench archive build`` to
+#: extend the archive: finished cells are kept, only new ones run.
+BUDGETS: dict[str, Budget] = {
+    "cg2019-fig1a": Budget(seeds=10, horizon=5000, reason=_CORES),
+    "cg2019-fig1b": Budget(seeds=10, horizon=5000, reason=_CORES),
+    "cg2019-fig1c": Budget(seeds=10, horizon=5000, reason=_CORES),
+    "cg2019-fig1f": Budget(seeds=10, reason=_CORES),
+    "cg2019-fig1e": Budget(seeds=3, reason=_CORES),
+    "cg2019-lower-bound": Budget(seeds=5, horizons=(300, 600, 1200), reason=_CORES),
+    "pl2024-fig1": Budget(
+        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
+    ),
+    "pl2024-table1": Budget(
+        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """One cell of an experiment's archive: the harness's cell spec and its variant label
+    (the env id, or an exponent experiment's variant such as ``...[alpha=0.5]``)."""
+
+    spec: CellSpec
+    variant: str
+
+
+def _experiments() -> dict[str, Any]:
+    from hbo_envs.harness.experiments import EXPERIMENTS
+
+    return EXPERIMENTS
+
+
+def protocol_used(exp: Any) -> dict[str, Any]:
+    """``{"seeds", "horizons" (env -> T or None) | "ladder", "full", "reason"}`` run."""
+    b = BUDGETS.get(exp.name, Budget())
+    seeds = b.seeds if b.seeds is not None else exp.seeds
+    out: dict[str, Any] = {"seeds": int(seeds)}
+    if exp.kind == "exponent":
+        ladder = tuple(b.horizons) if b.horizons is not None else tuple(exp.horizons)
+        out["ladder"] = list(ladder)
+        full = seeds >= exp.seeds and ladder == tuple(exp.horizons)
+    else:
+        h = b.horizon if b.horizon is not None else exp.horizon
+        per = dict(b.horizon_by_env)
+        out["horizons"] = {e: per.get(e, h) for e in exp.envs}
+        full = seeds >= exp.seeds and (b.horizon is None or b.horizon == exp.horizon)
+        full = full and not per
+    full = full and not b.fewer
+    out["fewer"] = [
+        {"agent": a, "envs": f"{e}*", "seeds": k, "why": why} for a, e, k, why in b.fewer
+    ]
+    out["full"] = bool(full)
+    out["paper_seeds"] = exp.seeds
+    out["paper_horizon"] = exp.horizon
+    out["reason"] = "" if full else b.reason
+    return out
+
+
+def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
+    """The archive's cells of experiment ``name`` (:data:`BUDGETS` applied), in order.
+
+    The cells are the harness's (:func:`~hbo_envs.harness.runner.build_cells`, which also
+    checks that a real-data env's data is present). ``check_data=False`` builds the same
+    cell specs without that check (to read and render an archive on a machine without the
+    data; tested to give the same fingerprints)."""
+    from hbo_envs.harness.runner import build_cells as _build_cells
+
+    def build_cells(envs: list[str], agents: list[Any], seeds: int, **kw: Any) -> list[CellSpec]:
+        if check_data:
+            return _build_cells(envs, agents, seeds, **kw)
+        return [
+            CellSpec(
+                e,
+                a,
+                s,
+                kw.get("horizon"),
+                dict(kw.get("env_kwargs") or {}),
+                snapshot=bool(kw.get("snapshot", False)),
+            )
+            for e in envs
+            for a in agents
+            for s in range(int(seeds))
+        ]
+
+    exp = _experiments()[name]
+    proto = protocol_used(exp)
+    specs, _ = exp.agent_specs()
+    seeds = proto["seeds"]
+    out: list[PlannedCell] = []
+    if exp.kind == "exponent":
+        for var in exp.variants:
+            for T in proto["ladder"]:
+                for c in build_cells(
+                    [var.env_id],
+                    list(specs),
+                    seeds,
+                    horizon=int(T),
+                    env_kwargs=dict(var.kwargs),
+                    validate_envs=False,
+                ):
+                    out.append(PlannedCell(c, var.label))
+        return out
+    fewer = BUDGETS.get(name, Budget()).fewer
+    for env in exp.envs:
+        for c in build_cells(
+            [env],
+            exp.specs_for(env, specs),
+            seeds,
+            horizon=proto["horizons"][env],
+            snapshot=exp.snapshot,
+            validate_envs=False,
+        ):
+            cap = [
+                k
+                for a, e, k, _ in fewer
+                if (c.agent.label == a or fnmatch.fnmatchcase(c.agent.label, a))
+                and env.startswith(e)
+            ]
+            if cap and c.seed >= min(cap):
+                continue
+            out.append(PlannedCell(c, env))
+    return out
+
+
+# -- source hashes ------------------------------------------------------------
+_AGENT_PREFIXES = ("agents", "hbo_envs.kernels", "hbo_envs.problem")
+_ENV_PREFIXES = (
+    "hbo_envs.envs",
+    "hbo_envs.objectives",
+    "hbo_envs.channels",
+    "hbo_envs.adversaries",
+    "hbo_envs.kernels",
+    "hbo_envs.problem",
+    "hbo_envs.data",
+)
+
+
+def _module_closure(root: ModuleType, prefixes: tuple[str, ...]) -> list[str]:
+    """``root`` and every module under ``prefixes`` it reaches through its globals."""
+    seen: set[str] = set()
+    todo = [root.__name__]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sys.modules:
+            continue
+        seen.add(name)
+        for v in vars(sys.modules[name]).values():
+            dep = v.__name__ if isinstance(v, ModuleType) else getattr(v, "__module__", None)
+            if isinstance(dep, str) and dep.startswith(prefixes) and dep not in seen:
+                todo.append(dep)
+    return sorted(seen)
+
+
+def _file_sha256(module: str) -> str:
+    try:
+        path = inspect.getsourcefile(sys.modules[module])
+    except TypeError:
+        path = None
+    if path is None:
+        return "no-source"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def source_hashes(spec: CellSpec) -> dict[str, str]:
+    """SHA-256 of the source file of every module the cell's numbers depend on: the agent's
+    class module and the ``agents`` modules it uses (the GP engine, schedules, ...), and the
+    env's module with its objectives, channels, adversaries and kernels."""
+    agent = spec.agent.build()
+    a_mod = sys.modules[type(agent).__module__]
+    entry = str(gym.spec(spec.env_id).entry_point).partition(":")[0]
+    __import__(entry)
+    mods = set(_module_closure(a_mod, _AGENT_PREFIXES + (a_mod.__name__,)))
+    mods |= set(_module_closure(sys.modules[entry], _ENV_PREFIXES))
+    return {m: _file_sha256(m) for m in sorted(mods)}
+
+
+def _combined(hashes: dict[str, str]) -> str:
+    blob = json.dumps(hashes, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+class _Hasher:
+    """Source hashes per (agent label, env id), computed once per build."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, str], dict[str, str]] = {}
+
+    def __call__(self, spec: CellSpec) -> dict[str, str]:
+        key = (spec.agent.label, spec.env_id)
+        if key not in self.cache:
+            self.cache[key] = source_hashes(spec)
+        return self.cache[key]
+
+    def checked(self, spec: CellSpec) -> str:
+        """The combined hash to store for a cell that just ran: the sources' hash when the
+        build first looked at them, or a marker that is never current (so the cell is
+        stale) when a source file changed on disk while the cell ran."""
+        first = _combined(self(spec))
+        if _combined(source_hashes(spec)) != first:
+            return "source changed during the build: " + first[:30]
+        return first
+
+
+# -- reading ------------------------------------------------------------
+def _dir(name: str, root: str | os.PathLike[str] | None) -> Path:
+    return Path(root if root is not None else ARCHIVE_DIR) / name
+
+
+def _read(path: Path) -> pd.DataFrame | None:
+    return pd.read_parquet(path) if path.exists() else None
+
+
+def load(
+    name: str, root: str | os.PathLike[str] | None = None, *, planned_only: bool = True
+) -> pd.DataFrame:
+    """The archived records of experiment ``name`` (empty when it has none): the columns of
+    :data:`hbo_envs.harness.records.COLUMNS` plus ``variant``, ``horizon`` and
+    ``fingerprint``. With ``planned_only`` (default) only the cells of the current
+    :func:`plan` (cells of a larger earlier protocol stay in the files, unused, until a
+    budget includes them again)."""
+    d = _dir(name, root)
+    rec = _read(d / "records.parquet")
+    if rec is None:
+        return coerce(pd.DataFrame(columns=[*COLUMNS, "variant", "horizon", "fingerprint"]))
+    if planned_only:
+        fps = {pc.spec.fingerprint() for pc in plan(name, check_data=False)}
+        rec = rec[rec["fingerprint"].isin(fps)].reset_index(drop=True)
+    return rec
+
+
+def read_meta(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    p = _dir(name, root) / "meta.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def read_cells(name: str, root: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    c = _read(_dir(name, root) / "cells.parquet")
+    return c if c is not None else pd.DataFrame(columns=_CELL_COLUMNS)
+
+
+_CELL_COLUMNS = [
+    "fingerprint",
+    "run_name",
+    "variant",
+    "env_id",
+    "agent",
+    "seed",
+    "horizon",
+    "source_sha256",
+    "R_T",
+    "agent_seconds",
+    "finished",
+]
+
+
+def status(
+    name: str, root: str | os.PathLike[str] | None = None, *, check_data: bool = False
+) -> dict[str, list[PlannedCell]]:
+    """The planned cells of ``name`` split into ``done``, ``stale`` (source changed since
+    the cell ran) and ``missing`` (``check_data``: see :func:`plan`)."""
+    cells = read_cells(name, root)
+    have = dict(zip(cells["fingerprint"], cells["source_sha256"], strict=True))
+    hasher = _Hasher()
+    out: dict[str, list[PlannedCell]] = {"done": [], "stale": [], "missing": []}
+    for pc in plan(name, check_data=check_data):
+        fp = pc.spec.fingerprint()
+        if fp not in have:
+            out["missing"].append(pc)
+        elif have[fp] != _combined(hasher(pc.spec)):
+            out["stale"].append(pc)
+        else:
+            out["done"].append(pc)
+    return out
+
+
+# -- building ------------------------------------------------------------
+def _machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "load_average_at_write": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def _write_parquet(path: Path, df: pd.DataFrame) -> None:
+    _atomic_write(path, lambda p: df.to_parquet(p, index=False, compression="zstd"))
+
+
+def _merge(
+    name: str,
+    root: str | os.PathLike[str] | None,
+    done: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]],
+    hasher: _Hasher,
+) -> None:
+    """Replace/add the finished cells ``done`` in the archive files of ``name``."""
+    d = _dir(name, root)
+    d.mkdir(parents=True, exist_ok=True)
+    rec = _read(d / "records.parquet")
+    cells = read_cells(name, root)
+    fps = {pc.spec.fingerprint() for pc, _, _ in done}
+    new_rec, new_cells = [], []
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    for pc, records, info in done:
+        fp = pc.spec.fingerprint()
+        T = int(records["t"].max())
+        r = records[records["t"].isin(archive_rounds(T))]
+        new_rec.append(r.assign(variant=pc.variant, horizon=T, fingerprint=fp))
+        last = records.loc[records["t"].idxmax()]
+        new_cells.append(
+            {
+                "fingerprint": fp,
+                "run_name": pc.spec.run_name,
+                "variant": pc.variant,
+                "env_id": pc.spec.env_id,
+                "agent": pc.spec.agent.label,
+                "seed": int(pc.spec.seed),
+                "horizon": int(last["t"]),
+                "source_sha256": hasher.checked(pc.spec),
+                "R_T": float(last["regret"]),
+                "agent_seconds": float(info.get("agent_time_s", last["agent_time"])),
+                "finished": now,
+            }
+        )
+    keep_rec = [] if rec is None else [rec[~rec["fingerprint"].isin(fps)]]
+    rec = pd.concat([*keep_rec, *new_rec], ignore_index=True)
+    rec = rec.sort_values(["variant", "agent", "seed", "horizon", "t"], ignore_index=True)
+    cells = pd.concat(
+        [cells[~cells["fingerprint"].isin(fps)], pd.DataFrame(new_cells)], ignore_index=True
+    ).sort_values(["variant", "agent", "seed", "horizon"], ignore_index=True)
+    _write_parquet(d / "records.parquet", rec)
+    _write_parquet(d / "cells.parquet", cells)
+
+
+def _write_meta(
+    name: str,
+    root: str | os.PathLike[str] | None,
+    hasher: _Hasher,
+    failures: list[dict[str, Any]],
+    seconds: float,
+    backend: str,
+    workers: int | None,
+    build_id: str = "",
+) -> None:
+    exp = _experiments()[name]
+    old = read_meta(name, root)
+    modules: dict[str, str] = dict(old.get("sources", {}))
+    for h in hasher.cache.values():
+        modules.update(h)
+    agents_mods: dict[str, list[str]] = dict(old.get("agent_modules", {}))
+    for (label, _env), h in hasher.cache.items():
+        agents_mods[label] = sorted(m for m in h if m.startswith("agents"))
+    builds = list(old.get("builds", []))
+    if builds and build_id and builds[-1].get("id") == build_id:
+        builds.pop()  # this build's entry, written after its previous batch
+    builds.append(
+        {
+            "id": build_id,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "git": git_revision(),
+            "packages": package_versions(),
+            "machine": _machine(),
+            "backend": backend,
+            "workers": workers,
+            "seconds": round(seconds, 1),
+            "failures": failures,
+        }
+    )
+    meta = {
+        "experiment": exp.name,
+        "title": exp.title,
+        "citation": exp.citation,
+        "paper_protocol": exp.protocol,
+        "protocol_used": protocol_used(exp),
+        "seeding": "env.reset(seed=s); agent.reset(problem, seed=agent_seed(s))",
+        "records": "hbo_envs.harness.records (record grid: resolution 200, 20 coverage points)",
+        "sources": dict(sorted(modules.items())),
+        "agent_modules": dict(sorted(agents_mods.items())),
+        "builds": builds[-20:],
+    }
+    write_json(_dir(name, root) / "meta.json", meta)
+
+
+def build(
+    names: Sequence[str] | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    work: str | os.PathLike[str] | None = None,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    batch: int = 8,
+    max_cells: int | None = None,
+    log: Any = print,
+) -> dict[str, int]:
+    """Build or extend the archive: run the missing and stale cells of each experiment.
+
+    ``names`` default to every registered experiment (real-data ones are skipped, with a
+    note, when their data is absent). Cells run through
+    :func:`~hbo_envs.harness.runner.run_sweep` in batches of ``batch`` (in a resumable work
+    directory ``work``, default ``<root>/../.archive-work``); each batch is merged into the
+    archive as soon as it finishes. ``max_cells`` stops after that many cells (a time box).
+    Returns ``{"run", "failed", "stale_rerun", "skipped_done"}``.
+    """
+    import time
+
+    from hbo_envs.harness.runner import run_sweep
+    from hbo_envs.registration import missing_data
+
+    batch = check_int("archive.build", "batch", batch, 1, 100_000)
+    if max_cells is not None:
+        max_cells = check_int("archive.build", "max_cells", max_cells, 0)
+    exps = _experiments()
+    names = list(names) if names else list(exps)
+    for n in names:
+        if n not in exps:
+            raise ValueError(
+                f"The experiment name {n!r} is not registered. Known: {', '.join(exps)}."
+            )
+    root_p = Path(root if root is not None else ARCHIVE_DIR)
+    work_p = Path(work) if work is not None else root_p.parent / ".archive-work"
+    counts = {"run": 0, "failed": 0, "stale_rerun": 0, "skipped_done": 0}
+    budget = max_cells
+    for n in names:
+        exp = exps[n]
+        envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
+        if missing := sorted({d for e in envs if (d := missing_data(e))}):
+            log(f"{n}: skipped, needs the data sets {missing} (hbo-bench data fetch)")
+            continue
+        st = status(n, root_p, check_data=True)
+        todo = st["missing"] + st["stale"]
+        counts["skipped_done"] += len(st["done"])
+        counts["stale_rerun"] += len(st["stale"])
+        log(
+            f"{n}: {len(st['done'])} cells archived, {len(st['stale'])} stale, "
+            f"{len(st['missing'])} missing"
+        )
+        hasher = _Hasher()
+        failures: list[dict[str, Any]] = []
+        t0 = time.perf_counter()
+        bid = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+        before = len(todo)
+        todo = _borrow(n, root_p, todo, hasher)
+        if budget is not None:
+            todo = todo[: max(budget, 0)]
+            budget -= len(todo)
+        if len(todo) < before or todo:
+            _write_meta(n, root_p, hasher, failures, 0.0, backend, workers, bid)
+        if not todo:
+            continue
+        # cells of one (variant, T) share run names with other (variant, T): never one sweep
+        groups: dict[tuple[str, int | None], list[PlannedCell]] = {}
+        for pc in todo:
+            groups.setdefault((pc.variant, pc.spec.horizon), []).append(pc)
+        done_n = 0
+        for (variant, horizon), group in groups.items():
+            for i in range(0, len(group), batch):
+                chunk = group[i : i + batch]
+                # one work dir per source state: a stale cell never resumes an old result
+                key = _combined(hasher(chunk[0].spec))[:12]
+                sub = work_p / n / key / f"{slug(variant)}__T{horizon}"
+                res = run_sweep(
+                    [pc.spec for pc in chunk],
+                    out=sub,
+                    backend=backend,
+                    workers=workers,
+                    address=address,
+                    progress=False,
+                    meta={"archive": n},
+                )
+                by_key = {(pc.spec.agent.label, int(pc.spec.seed)): pc for pc in chunk}
+                finished = []
+                for (agent, seed), g in res.records.groupby(["agent", "seed"], sort=False):
+                    pc = by_key.get((str(agent), int(seed)))
+                    if pc is not None:
+                        finished.append((pc, g.reset_index(drop=True), {}))
+                failures += [
+                    {k: f[k] for k in ("run_name", "error_type", "error") if k in f}
+                    for f in res.failures
+                ]
+                if finished:
+                    _merge(n, root_p, finished, hasher)
+                _write_meta(  # after every batch: an interrupted build leaves its metadata
+                    n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid
+                )
+                counts["run"] += len(finished)
+                counts["failed"] += len(res.failures)
+                done_n += len(chunk)
+                log(f"  {n}: {done_n}/{len(todo)} cells run")
+        _write_meta(n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid)
+    return counts
+
+
+def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> list[PlannedCell]:
+    """Copy the cells of ``todo`` that another experiment's archive already holds with the
+    same fingerprint and sources (e.g. Park–Lee Table 1 runs Fig. 1's eps = 0.2 cells);
+    return the rest."""
+    if not todo:
+        return todo
+    want = {pc.spec.fingerprint(): pc for pc in todo}
+    found: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]] = []
+    for other in _experiments():
+        if other == name or not (root / other / "cells.parquet").exists():
+            continue
+        cells = read_cells(other, root)
+        hit = cells[cells["fingerprint"].isin(want)]
+        if hit.empty:
+            continue
+        rec = load(other, root, planned_only=False)
+        for fp, src in zip(hit["fingerprint"], hit["source_sha256"], strict=True):
+            pc = want.get(fp)
+            if pc is None or src != _combined(hasher(pc.spec)):
+                continue
+            rows = rec[rec["fingerprint"] == fp][list(COLUMNS)].reset_index(drop=True)
+            found.append((pc, rows, {}))
+            del want[fp]
+    if found:
+        _merge(name, root, found, hasher)
+    return [pc for pc in todo if pc.spec.fingerprint() in want]
+
+
+# -- verifying ------------------------------------------------------------
+def rerun_matches(spec: CellSpec, stored: pd.DataFrame) -> str | None:
+    """Re-run ``spec`` with the harness's cell runner and compare it with ``stored`` (its
+    archived rows, at the rounds the archive keeps) bit for bit on :data:`DETERMINISTIC`
+    columns: ``None`` when identical, else what differs. The one re-run-and-compare
+    function of the archive (a shared core, e.g. the leaderboard's verify, can replace its
+    body)."""
+    res = run_cell(spec)
+    if res.status != "ok" or res.records is None:
+        return f"the re-run failed: {res.info.get('error_type')}: {res.info.get('error_message')}"
+    want = stored.sort_values("t", ignore_index=True)
+    got = res.records[res.records["t"].isin(want["t"])].sort_values("t", ignore_index=True)
+    if len(got) != len(want):
+        return f"{len(got)} recorded rounds in the re-run, {len(want)} archived"
+    for col in DETERMINISTIC:
+        a = got[col].to_numpy(dtype=float)
+        b = want[col].to_numpy(dtype=float)
+        if not np.array_equal(a, b, equal_nan=True):
+            k = int(np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))))[0])
+            return (
+                f"column {col!r} differs first at t = {int(want['t'].iloc[k])}: "
+                f"re-run {a[k]!r}, archived {b[k]!r}"
+            )
+    return None
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify` compared."""
+
+    checked: list[str] = field(default_factory=list)
+    mismatches: dict[str, str] = field(default_factory=dict)
+    stale_skipped: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checked) and not self.mismatches
+
+
+def verify(
+    names: Iterable[str] | None = None,
+    *,
+    sample: int = 3,
+    seed: int | None = None,
+    root: str | os.PathLike[str] | None = None,
+    log: Any = print,
+) -> VerifyReport:
+    """Re-run ``sample`` random archived cells per experiment (``seed`` fixes the draw; None
+    draws fresh) and compare each bit for bit (:func:`rerun_matches`). Stale cells (their
+    sources changed since they ran) are not compared: they are expected to differ."""
+    sample = check_int("archive.verify", "sample", sample, 1, 100_000)
+    if seed is not None:
+        seed = check_int("archive.verify", "seed", seed, 0)
+    rng = np.random.default_rng(seed)
+    report = VerifyReport()
+    exps = _experiments()
+    for n in names or list(exps):
+        if n not in exps:
+            raise ValueError(
+                f"The experiment name {n!r} is not registered. Known: {', '.join(exps)}."
+            )
+        rec = load(n, root)
+        if rec.empty:
+            continue
+        st = status(n, root)
+        report.stale_skipped += len(st["stale"])
+        pool = st["done"]
+        if not pool:
+            continue
+        pick = rng.choice(len(pool), size=min(sample, len(pool)), replace=False)
+        for i in sorted(int(j) for j in pick):
+            pc = pool[i]
+            fp = pc.spec.fingerprint()
+            stored = rec[rec["fingerprint"] == fp][list(COLUMNS)]
+            why = rerun_matches(pc.spec, stored)
+            report.checked.append(f"{n}: {pc.spec.run_name} (T = {int(stored['t'].max())})")
+            if why is not None:
+                report.mismatches[f"{n}: {pc.spec.run_name}"] = why
+            log(f"  {'identical' if why is None else 'DIFFERS'}: {n}: {pc.spec.run_name}")
+    return report
+
+
+# -- command line ------------------------------------------------------------
+def add_parser(sub: Any) -> None:
+    """``hbo-bench archive build|verify|status|render`` (see the module docstring)."""
+    p = sub.add_parser("archive", help="build, verify and publish the results archive")
+    asub = p.add_subparsers(dest="archive_command", required=True)
+    b = asub.add_parser("build", help="run the archive's missing and stale cells (resumable)")
+    b.add_argument("names", nargs="*", help="experiments (default: all, see reproduce --list)")
+    b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
+    b.add_argument("--batch", type=int, default=8, help="cells merged into the archive at once")
+    v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
+    v.add_argument("names", nargs="*")
+    v.add_argument("--sample", type=int, default=3, help="cells per experiment")
+    v.add_argument("--seed", type=int, default=None, help="fix the random draw of cells")
+    s = asub.add_parser("status", help="archived / stale / missing cells per experiment")
+    s.add_argument("names", nargs="*")
+    r = asub.add_parser("render", help="regenerate every published block from the archive")
+    r.add_argument("--check", action="store_true", help="only check; exit 1 if a block differs")
+    for q in (b, v, s, r):
+        q.add_argument("--archive", default=None, help="archive directory (results/archive)")
+    b.add_argument("--backend", choices=("local", "ray"), default="local")
+    b.add_argument("--workers", type=int, default=None, help="local processes / Ray tasks")
+    b.add_argument("--address", default=None, help="Ray address (default $RAY_ADDRESS)")
+
+
+def run(args: Any) -> int:
+    """Dispatch ``hbo-bench archive ...``; returns the exit code."""
+    cmd = args.archive_command
+    if cmd == "build":
+        counts = build(
+            args.names,
+            root=args.archive,
+            backend=args.backend,
+            workers=args.workers,
+            address=args.address,
+            batch=args.batch,
+            max_cells=args.max_cells,
+        )
+        print(
+            f"{counts['run']} cell(s) run ({counts['stale_rerun']} of them stale), "
+            f"{counts['failed']} failed, {counts['skipped_done']} already archived"
+        )
+        return 1 if counts["failed"] else 0
+    if cmd == "verify":
+        rep = verify(args.names, sample=args.sample, seed=args.seed, root=args.archive)
+        print(
+            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ"
+            + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
+        )
+        for k, why in rep.mismatches.items():
+            print(f"  DIFFERS {k}: {why}")
+        return 0 if rep.ok else 1
+    if cmd == "status":
+        for n in args.names or list(_experiments()):
+            try:
+                st = status(n, args.archive)
+            except OSError as exc:  # a real-data experiment without its data
+                print(f"{n:20s} cannot plan: {exc}")
+                continue
+            proto = protocol_used(_experiments()[n])
+            what = "full protocol" if proto["full"] else f"reduced: {proto['reason']}"
+            print(
+                f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
+                f"{len(st['missing']):5d} missing  ({what})"
+            )
+        return 0
+    from hbo_envs.harness import publish
+
+    changed = publish.render_all(root=args.archive, check=args.check)
+    for path in changed:
+        print(f"{'differs' if args.check else 'wrote'}: {path}")
+    if args.check and changed:
+        print("run `hbo-bench archive render` to regenerate them")
+        return 1
+    return 0

@@ -1,0 +1,496 @@
+"""Every published number, rendered from the results archive (:mod:`hbo_envs.harness.archive`).
+
+``hbo-bench archive render`` (:func:`render_all`) writes:
+
+- ``docs/results/<experiment>.md`` — per experiment: the paper's protocol, the protocol
+  the archive actually ran (and why it differs), the result table (mean ``R_T`` and
+  ``R_T / T`` with 95% bootstrap CIs, agent seconds) and **every claim's verdict** with
+  the rule that decided it and the numbers behind it;
+- ``docs/known-failures.md`` — every reference agent that does not beat uniform play in
+  the archive (:func:`hbo_envs.harness.known_failures.floor_failures`), each with its
+  mechanism, every mechanism stated once;
+- the env and agent tables of ``docs/envs.md`` and ``docs/agents.md`` (marker blocks),
+  built from the registries (a new env or agent appears by regeneration alone);
+- the marker blocks of ``README.md`` (``<!-- archive:NAME:begin -->`` ...
+  ``<!-- archive:NAME:end -->``): the "what reproduces" summary per paper, every verdict
+  (one line each, folded per experiment) and the quick start's timing.
+
+``render_all(check=True)`` changes nothing and returns the files that differ from what
+the archive gives (``tests/test_readme.py`` fails on any). Nothing here computes a result
+that is not in the archive: the verdicts are :func:`~hbo_envs.harness.claims.evaluate_claims`
+on the archived records.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hbo_envs.harness import archive as A
+from hbo_envs.harness.claims import (
+    DOES_NOT,
+    INCONCLUSIVE,
+    NOT_RUN,
+    REPRODUCES,
+    Verdict,
+    evaluate_claims,
+)
+from hbo_envs.harness.records import COLUMNS
+from hbo_envs.harness.summary import final_rows, summarize
+
+__all__ = [
+    "ROOT",
+    "experiment_result",
+    "render_all",
+    "replace_block",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout (README.md, docs/)."""
+
+#: Choices the papers leave open that a verdict of the experiment depends on (said on
+#: every verdict line of that experiment).
+OPEN_CHOICES: dict[str, str] = {
+    "bkc2020-fig1": (
+        "BKS Fig. 1's f is not given in the paper: the env's f (hbo/Corrupted-Fig1-v0) is "
+        "our construction of the pictured shape"
+    ),
+    "pl2024-fig1": (
+        "Park–Lee leave the Pareto scale λ_z and T unstated: the envs use λ_z = 1 (1D), "
+        "0.01 (Griewank) and T = 1000"
+    ),
+    "pl2024-table1": (
+        "Park–Lee leave the Pareto scale λ_z and T unstated: the envs use λ_z = 1 (1D), "
+        "0.01 (Griewank) and T = 1000"
+    ),
+}
+
+_PAPERS = (
+    ("cg2019", "Chowdhury & Gopalan 2019 (heavy-tailed BO)"),
+    ("pl2024", "Park & Lee 2024 (contextually adaptive, heavy tails)"),
+    ("bkc2020", "Bogunovic, Krause & Scarlett 2020 (corruption)"),
+)
+_ORDER = (REPRODUCES, DOES_NOT, INCONCLUSIVE, NOT_RUN)
+
+
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "–"
+    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
+
+
+def _experiments() -> dict[str, Any]:
+    from hbo_envs.harness.experiments import EXPERIMENTS
+
+    return EXPERIMENTS
+
+
+# -- from the archive to verdicts ------------------------------------------------------------
+def exponent_final(exp: Any, rec: pd.DataFrame) -> pd.DataFrame:
+    """The final-row table of an exponent experiment (as
+    :func:`~hbo_envs.harness.exponent.run_exponent_sweep` returns it) from archived records."""
+    from hbo_envs.harness.exponent import _unwrapped
+
+    cols = ["env_id", "agent", "seed", "t", "regret", "avg_regret", "lower_bound", "delta"]
+    frames = []
+    variants = {v.label: v for v in exp.variants}
+    for (label, T), g in rec.groupby(["variant", "horizon"], sort=False):
+        fin = final_rows(g[list(COLUMNS)])
+        fam = getattr(_unwrapped(variants[label], int(T)), "family", None)
+        frames.append(fin.assign(env_id=label, delta=float(fam.delta) if fam else math.nan))
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """``{"exp", "meta", "records", "verdicts", "summary"|"exponents", "stale"}`` of one
+    experiment, from the archive alone."""
+    exp = _experiments()[name]
+    rec = A.load(name, root)
+    meta = A.read_meta(name, root)
+    out: dict[str, Any] = {"exp": exp, "meta": meta, "records": rec}
+    if rec.empty:
+        out["verdicts"] = []
+        return out
+    if exp.kind == "exponent":
+        from hbo_envs.harness.exponent import exponent_table, theory_exponents
+
+        final = exponent_final(exp, rec)
+        top = int(final["t"].max())
+        theory = {v.label: theory_exponents(v, top) for v in exp.variants}
+        out["exponents"] = exponent_table(final, theory)
+        out["verdicts"] = evaluate_claims(exp.claims, final, [v.label for v in exp.variants])
+    else:
+        records = rec[list(COLUMNS)]
+        summary = summarize(records)
+        out["summary"] = summary
+        out["verdicts"] = evaluate_claims(exp.claims, records, list(exp.envs), summary)
+    return out
+
+
+def counts(verdicts: list[Verdict]) -> dict[str, int]:
+    return {k: sum(v.verdict == k for v in verdicts) for k in _ORDER}
+
+
+# -- markdown ------------------------------------------------------------
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _protocol_lines(exp: Any, meta: dict[str, Any]) -> list[str]:
+    used = A.protocol_used(exp)  # what plan() and load() use (meta.json: as last built)
+    if "ladder" in used:
+        scale = f"{used['seeds']} seeds x T in {{{', '.join(map(str, used['ladder']))}}}"
+        paper = f"{exp.seeds} seeds x T in {{{', '.join(map(str, exp.horizons))}}}"
+    else:
+        hs = sorted({h for h in used["horizons"].values()}, key=lambda h: (h is None, h))
+        scale = f"{used['seeds']} seeds x T = " + ", ".join(
+            "env default" if h is None else str(h) for h in hs
+        )
+        paper = f"{exp.seeds} seeds x T = {exp.horizon or 'env default'}"
+    lines = [f"- **Protocol run by the archive:** {scale}."]
+    if used.get("full"):
+        lines[0] += " This is the experiment's full protocol."
+    else:
+        lines[0] += (
+            f" The experiment's full protocol is {paper}; not run in full: {used['reason']}."
+        )
+    for f in used.get("fewer", []):
+        lines.append(f"- `{f['agent']}` on `{f['envs']}`: {f['seeds']} seeds ({f['why']}).")
+    builds = meta.get("builds", [])
+    if builds:
+        last = builds[-1]
+        rev = (last.get("git") or {}).get("revision", "unknown")
+        load = (last.get("machine") or {}).get("load_average_at_write")
+        cpus = (last.get("machine") or {}).get("cpu_count")
+        lines.append(
+            f"- **Archive:** `results/archive/{exp.name}/` (last build {last['date'][:10]}, code "
+            f"revision `{str(rev)[:10]}`, {cpus} cores, load average "
+            f"{load[0]:.1f} when written)."
+            if load
+            else f"- **Archive:** `results/archive/{exp.name}/`."
+        )
+    return lines
+
+
+def _result_table(res: dict[str, Any]) -> list[str]:
+    exp = res["exp"]
+    if exp.kind == "exponent":
+        t = res["exponents"]
+        lines = [
+            "| env | agent | seeds | exponent of R_T in T [95% CI] | lower bound | "
+            "TGP-UCB upper | R_T/(TΔ) at the largest T |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in t.itertuples(index=False):
+            lines.append(
+                f"| `{r.env_id}` | `{r.agent}` | {r.n} | {r.exponent:.3f} [{r.ci_low:.3f}, "
+                f"{r.ci_high:.3f}] | {r.lower_bound:.3f} | {r.tgp_ucb_upper:.3f} | "
+                f"{r.ratio_T_max:.3f} |"
+            )
+        return lines
+    s = res["summary"]
+    lines = [
+        "| env | agent | seeds | T | mean R_T [95% CI] | mean R_T/T [95% CI] | agent s / run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    fin = final_rows(res["records"][list(COLUMNS)])
+    secs = fin.groupby(["env_id", "agent"])["agent_time"].mean()
+    for r in s.itertuples(index=False):
+        det = r.n > 1 and r.R_T_ci_low == r.R_T_ci_high
+        if det:
+            rt, avg = f"{_fmt(r.R_T_mean)} (one run: seeds identical)", _fmt(r.avg_R_T_mean)
+        else:
+            rt = f"{_fmt(r.R_T_mean)} [{_fmt(r.R_T_ci_low)}, {_fmt(r.R_T_ci_high)}]"
+            avg = f"{_fmt(r.avg_R_T_mean)} [{_fmt(r.avg_R_T_ci_low)}, {_fmt(r.avg_R_T_ci_high)}]"
+        lines.append(
+            f"| `{r.env_id}` | `{r.agent}` | {r.n} | {r.T} | {rt} | {avg} | "
+            f"{_fmt(float(secs.get((r.env_id, r.agent), math.nan)))} |"
+        )
+    return lines
+
+
+def _verdict_table(name: str, verdicts: list[Verdict]) -> list[str]:
+    note = OPEN_CHOICES.get(name)
+    lines = ["| verdict | claim | env | evidence | rule | source |", "|---|---|---|---|---|---|"]
+    for v in verdicts:
+        ev = v.evidence + (f" — depends on a choice the paper leaves open: {note}" if note else "")
+        lines.append(
+            f"| **{v.verdict}** | {_cell(v.claim)} | {('`' + v.env + '`') if v.env else 'all'} "
+            f"| {_cell(ev)} | {_cell(v.rule or '–')} | {_cell(v.source or '–')} |"
+        )
+    return lines
+
+
+def _tally(c: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in c.items() if n) or "no verdicts"
+
+
+def experiment_page(name: str, res: dict[str, Any], todo: tuple[int, int] = (0, 0)) -> str:
+    exp = res["exp"]
+    lines = [
+        f"# {exp.title}",
+        "",
+        "<!-- generated by `hbo-bench archive render` from results/archive; do not edit -->",
+        "",
+        f"{exp.citation}.",
+        "",
+        f"- **Paper's protocol:** {exp.protocol}",
+        *_protocol_lines(exp, res["meta"]),
+    ]
+    stale, missing = todo
+    if stale:
+        lines.append(
+            f"- **Stale cells:** {stale} cell(s) ran on agent or env sources that have changed "
+            "since; `hbo-bench archive build` re-runs them."
+        )
+    if missing:
+        lines.append(
+            f"- **Not yet run:** {missing} cell(s) of the protocol above are not in the archive "
+            "(the build was stopped); the tables use the seeds that finished, and comparisons "
+            f"pair only seeds both agents finished. `hbo-bench archive build {name}` adds them."
+        )
+    if name in OPEN_CHOICES:
+        lines.append(f"- **Open choice:** {OPEN_CHOICES[name]}.")
+    lines += ["", "Reproduce it yourself:", "", "```bash", f"hbo-bench reproduce {name}", "```"]
+    if res["records"].empty:
+        lines += ["", "No archived cells yet (`hbo-bench archive build " + name + "`)."]
+        return "\n".join(lines) + "\n"
+    c = counts(res["verdicts"])
+    lines += ["", "## Results", "", *_result_table(res), ""]
+    lines += [
+        "## Every claim's verdict",
+        "",
+        f"{_tally(c)}. How a rule decides: `hbo_envs/harness/claims.py` (paired seeds for "
+        "comparisons, the exponent's CI for growth claims, one run for deterministic cells).",
+        "",
+        *_verdict_table(name, res["verdicts"]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _paper_of(name: str) -> str:
+    for prefix, label in _PAPERS:
+        if name.startswith(prefix):
+            return label
+    return "other"
+
+
+def summary_block(results: dict[str, dict[str, Any]]) -> str:
+    """README: per paper, reproduces / does not / inconclusive / not run, linked."""
+    lines = [
+        "| paper | experiment | reproduces | does not | inconclusive | not run | protocol |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for prefix, label in _PAPERS:
+        for name, res in results.items():
+            if not name.startswith(prefix):
+                continue
+            c = counts(res["verdicts"])
+            used = A.protocol_used(res["exp"]) if res["meta"] else {}
+            proto = "full" if used.get("full") else "reduced" if used else "not built"
+            lines.append(
+                f"| {label} | [{name}](docs/results/{name}.md) | {c[REPRODUCES]} | "
+                f"{c[DOES_NOT]} | {c[INCONCLUSIVE]} | {c[NOT_RUN]} | {proto} |"
+            )
+    totals: dict[str, dict[str, int]] = {}
+    for name, res in results.items():
+        t = totals.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
+        for k, n in counts(res["verdicts"]).items():
+            t[k] += n
+    lines.append("")
+    for _, label in _PAPERS:
+        if label in totals:
+            lines.append(f"- **{label}:** {_tally(totals[label])}.")
+    return "\n".join(lines)
+
+
+def verdict_list_block(results: dict[str, dict[str, Any]]) -> str:
+    """README: every verdict of every experiment, one line each, folded per experiment."""
+    out = []
+    for name, res in results.items():
+        vs = res["verdicts"]
+        out.append(
+            f"<details><summary><b>{name}</b>: {_tally(counts(vs))} "
+            f'(<a href="docs/results/{name}.md">numbers</a>)</summary>\n'
+        )
+        for v in vs:
+            where = f" [`{v.env}`]" if v.env else ""
+            out.append(f"- {v.verdict}: {v.claim}{where}")
+        out.append("\n</details>\n")
+    return "\n".join(out).rstrip()
+
+
+def timing_block(results: dict[str, dict[str, Any]]) -> str:
+    """README quick start: what the archive measured for the quick configuration."""
+    res = results.get("cg2019-fig1a")
+    if not res or res["records"].empty:
+        return "(timing: the archive has no cg2019-fig1a cells yet)"
+    exp = res["exp"]
+    fin = final_rows(res["records"][list(COLUMNS)])
+    quick = fin[fin["t"] == exp.quick_horizon]
+    n_seeds = quick["seed"].nunique()
+    if quick.empty or n_seeds < exp.quick_seeds:
+        return "(timing: the archive does not hold the quick configuration of cg2019-fig1a)"
+    quick = quick[quick["seed"] < exp.quick_seeds]
+    total = float(quick["wall_time"].sum())
+    slowest = quick.groupby("agent")["wall_time"].sum().sort_values(ascending=False)
+    builds = res["meta"].get("builds", [])
+    m = (builds[-1].get("machine") or {}) if builds else {}
+    load = m.get("load_average_at_write")
+    return (
+        f"The archive ran exactly this configuration ({exp.quick_seeds} seeds x T = "
+        f"{exp.quick_horizon}, {len(quick)} cells): {total:.0f} s of compute in all, "
+        f"{float(slowest.iloc[0]):.0f} s of it in `{slowest.index[0]}`, measured on "
+        f"{m.get('cpu_count', '?')} cores at load average "
+        f"{(load or [math.nan])[0]:.1f} (a shared machine: an idle one is faster); "
+        "`--workers` processes share it."
+    )
+
+
+# -- env and agent tables ------------------------------------------------------------
+def agent_table_markdown() -> str:
+    """The agent table, from the registry (``agents.available()``): name, class, the first
+    line of its docstring and the paper it implements."""
+    import agents
+    from agents import registry
+
+    specs = {e.name: e for e in registry.AGENT_SPECS}
+    lines = ["| name | class | what it is | paper |", "|---|---|---|---|"]
+    for name in agents.available():
+        obj = type(agents.make(name))
+        doc = (obj.__doc__ or "").strip().splitlines()
+        first = doc[0].strip() if doc else ""
+        paper = specs[name].paper if name in specs else ""
+        lines.append(
+            f"| `{name}` | `{obj.__module__}.{obj.__qualname__}` | {_cell(first)} | "
+            f"{_cell(paper) or '–'} |"
+        )
+    return "\n".join(lines)
+
+
+def env_table_block() -> str | None:
+    """The registry's env table (None when a real-data set is absent: its row needs it)."""
+    from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
+
+    if any(missing_data(e) for e in ENV_IDS):
+        return None
+    return env_table_markdown().rstrip()
+
+
+# -- known failures ------------------------------------------------------------
+def known_failures_page(results: dict[str, dict[str, Any]]) -> str:
+    from hbo_envs.harness.known_failures import MECHANISMS, floor_failures
+
+    fails = floor_failures(results)
+    lines = [
+        "# Known failures: reference agents that do not beat uniform play",
+        "",
+        "<!-- generated by `hbo-bench archive render` from results/archive; do not edit -->",
+        "",
+        "Every reference agent of every experiment, ATA-GP-UCB included, is compared with "
+        "the `random` agent on paired seeds in the archive (no exemptions). The pairs below "
+        "do not beat it (verdict `does not reproduce` or `inconclusive`); each names its "
+        "mechanism, and each mechanism is stated once below the table.",
+        "",
+        "| experiment | env | agent | verdict | measured (paired seeds) | mechanism |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in fails:
+        mech = f"[{f.mechanism}](#{f.mechanism})" if f.mechanism else "**unexplained**"
+        lines.append(
+            f"| [{f.experiment}](results/{f.experiment}.md) | `{f.env}` | `{f.agent}` | "
+            f"{f.verdict} | {_cell(f.measured)} | {mech} |"
+        )
+    if not fails:
+        lines.append("| (none) | | | | | |")
+    used = sorted({f.mechanism for f in fails if f.mechanism})
+    lines += ["", "## Mechanisms", ""]
+    for key in used:
+        lines += [f"### {key}", "", MECHANISMS[key], ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# -- blocks and files ------------------------------------------------------------
+def replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the block ``<!-- archive:NAME:begin -->`` ... ``end`` set to ``body``."""
+    begin, end = f"<!-- archive:{name}:begin -->", f"<!-- archive:{name}:end -->"
+    pat = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.S)
+    if not pat.search(text):
+        raise ValueError(f"the marker block {begin} ... {end} is missing")
+    return pat.sub(lambda _: f"{begin}\n{body}\n{end}", text, count=1)
+
+
+def _write(path: Path, text: str, check: bool, changed: list[Path]) -> None:
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    if old == text:
+        return
+    changed.append(path)
+    if not check:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def all_results(root: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    return {name: experiment_result(name, root) for name in _experiments()}
+
+
+def _stale_counts(root: str | os.PathLike[str] | None) -> dict[str, tuple[int, int]]:
+    """``(stale, missing)`` planned cells per experiment (no data needed:
+    :func:`archive.plan` without the check)."""
+    out = {}
+    for name in _experiments():
+        st = A.status(name, root)
+        out[name] = (len(st["stale"]), len(st["missing"]))
+    return out
+
+
+def render_all(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    check: bool = False,
+    repo: str | os.PathLike[str] | None = None,
+    log: Callable[[str], Any] | None = None,
+) -> list[Path]:
+    """Regenerate every archive-derived file and README block; return those that changed
+    (with ``check``: that differ, nothing written)."""
+    base = Path(repo) if repo is not None else ROOT
+    results = all_results(root)
+    stale = _stale_counts(root)
+    changed: list[Path] = []
+    docs = base / "docs"
+    for name, res in results.items():
+        _write(
+            docs / "results" / f"{name}.md", experiment_page(name, res, stale[name]), check, changed
+        )
+    _write(docs / "known-failures.md", known_failures_page(results), check, changed)
+    page = docs / "agents.md"
+    text = page.read_text(encoding="utf-8")
+    _write(page, replace_block(text, "agent-table", agent_table_markdown()), check, changed)
+    envs = env_table_block()
+    if envs is not None:
+        page = docs / "envs.md"
+        text = page.read_text(encoding="utf-8")
+        _write(page, replace_block(text, "env-table", envs), check, changed)
+    readme = base / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    new = replace_block(text, "summary", summary_block(results))
+    new = replace_block(new, "verdicts", verdict_list_block(results))
+    new = replace_block(new, "timing", timing_block(results))
+    _write(readme, new, check, changed)
+    return changed
+
+
+def per_paper_counts(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """``paper -> {verdict: count}`` (the report's numbers)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, res in results.items():
+        t = out.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
+        for k, n in counts(res["verdicts"]).items():
+            t[k] += n
+    return out

@@ -1,0 +1,94 @@
+"""The results archive machinery (hbo_envs.harness.archive) on a tiny plan: build,
+resume, stale cells after a source change, bit-for-bit verification and its failure."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hbo_envs.harness import archive as A
+from hbo_envs.harness.records import record_grid
+
+
+@pytest.fixture
+def tiny(monkeypatch, tmp_path):
+    """bkc2020-fig1 at 1 seed x T = 20 (10 cells) in a temporary archive."""
+    monkeypatch.setitem(A.BUDGETS, "bkc2020-fig1", A.Budget(seeds=1, horizon=20, reason="a test"))
+    return tmp_path / "archive"
+
+
+def _quiet(*_a: object) -> None:
+    pass
+
+
+def test_build_resume_stale_and_verify(tiny) -> None:
+    n = len(A.plan("bkc2020-fig1"))
+    assert n == 10
+    c = A.build(["bkc2020-fig1"], root=tiny, workers=1, batch=4, log=_quiet)
+    assert c["run"] == n and c["failed"] == 0
+    meta = A.read_meta("bkc2020-fig1", tiny)
+    assert meta["protocol_used"]["seeds"] == 1 and not meta["protocol_used"]["full"]
+    assert meta["protocol_used"]["reason"] == "a test"
+    assert any(m.startswith("agents.gp") for m in meta["sources"])
+    assert meta["builds"][-1]["packages"]["numpy"]
+    # resumable: nothing left to run
+    assert A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)["run"] == 0
+    # a changed source makes its cells stale; the next build re-runs exactly those
+    cells = A.read_cells("bkc2020-fig1", tiny)
+    cells.loc[cells["agent"] == "gp-ucb", "source_sha256"] = "0" * 64
+    cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
+    st = A.status("bkc2020-fig1", tiny)
+    assert {pc.spec.agent.label for pc in st["stale"]} == {"gp-ucb"} and len(st["stale"]) == 2
+    c2 = A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    assert c2["run"] == 2 and c2["stale_rerun"] == 2
+    assert not A.status("bkc2020-fig1", tiny)["stale"]
+    # verify: identical re-runs
+    rep = A.verify(["bkc2020-fig1"], sample=3, seed=0, root=tiny, log=_quiet)
+    assert len(rep.checked) == 3 and rep.ok
+
+
+def test_rerun_matches_reports_a_changed_number(tiny) -> None:
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    pc = A.plan("bkc2020-fig1")[0]
+    rec = A.load("bkc2020-fig1", tiny)
+    stored = rec[rec["fingerprint"] == pc.spec.fingerprint()][list(A.COLUMNS)]
+    assert A.rerun_matches(pc.spec, stored) is None
+    bad = stored.copy()
+    bad.loc[bad.index[-1], "regret"] = float(bad["regret"].iloc[-1]) + 1e-12
+    why = A.rerun_matches(pc.spec, bad)
+    assert why is not None and "'regret' differs first at t = 20" in why
+
+
+def test_archive_rounds_are_a_subset_of_the_record_grid() -> None:
+    for T in (50, 1000, 5000, 20000):
+        kept = A.archive_rounds(T)
+        grid = record_grid(T, 200, A.coverage_grid(T, 20))
+        assert set(kept) <= set(grid) and kept[-1] == T
+        assert len(kept) <= 110
+
+
+def test_the_committed_archive_is_small_and_has_its_metadata() -> None:
+    total = sum(p.stat().st_size for p in A.ARCHIVE_DIR.rglob("*") if p.is_file())
+    assert 0 < total < 25 * 2**20, f"results/archive is {total / 2**20:.1f} MB (budget 25 MB)"
+    for d in A.ARCHIVE_DIR.iterdir():
+        meta = A.read_meta(d.name)
+        assert meta["protocol_used"]["seeds"] >= 1 and meta["sources"] and meta["builds"]
+        cells = A.read_cells(d.name)
+        rec = A.load(d.name, planned_only=False)
+        assert set(rec["fingerprint"]) == set(cells["fingerprint"])
+        assert isinstance(cells, pd.DataFrame) and cells["source_sha256"].str.len().eq(64).all()
+
+
+@pytest.mark.parametrize("name", sorted(A._experiments()))
+def test_plan_without_the_data_check_gives_the_harness_cells(name: str) -> None:
+    """Reading and rendering an archive needs no real data: the plan built without
+    build_cells' data check has the same cells (fingerprints) as the harness's."""
+    from hbo_envs.registration import missing_data
+
+    exp = A._experiments()[name]
+    envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
+    if missing := sorted({d for e in envs if (d := missing_data(e))}):
+        pytest.skip(f"{name}'s cells need the real data sets {missing} (../shared/data is absent)")
+    a = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name)]
+    b = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name, check_data=False)]
+    assert a == b and a
