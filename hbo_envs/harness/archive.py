@@ -136,23 +136,11 @@ _CORES = (
 _PL_FEWER = (
     (
         "ata-gp-ucb-nystrom",
-        "hbo/RKHS1D-",
-        0,
-        "not run: ATA-GP-UCB-Nystrom on the 1000-arm 1D env costs ~0.2 s a round on an idle "
-        "core (a dictionary resampled and an eigendecomposition every round), beyond this "
-        "build's budget",
-    ),
-    (
-        "ata-gp-ucb-nystrom",
         "hbo/Griewank5D-",
         0,
-        "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs, for the same reason",
-    ),
-    (
-        "ata-gp-ucb-nystrom",
-        "hbo/Griewank2D-",
-        0,
-        "not run: the same cost on the 400-arm grid, beyond this build's budget",
+        "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs re-draws its dictionary and "
+        "re-factorises it over all 5000 arms every round late in a run (O(n r s) a round), "
+        "beyond this build's budget",
     ),
     (
         "ata-gp-ucb-qff",

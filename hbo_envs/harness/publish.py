@@ -75,6 +75,8 @@ _PAPERS = (
     ("cg2019", "Chowdhury & Gopalan 2019 (heavy-tailed BO)"),
     ("pl2024", "Park & Lee 2024 (contextually adaptive, heavy tails)"),
     ("bkc2020", "Bogunovic, Krause & Scarlett 2020 (corruption)"),
+    ("hs2022", "Han & Scarlett 2022 (attacks; setup from the authors' code)"),
+    ("ebk2025", "Ezzerg, Bogunovic & Knoblauch 2025 (RCGP-UCB)"),
 )
 _ORDER = (REPRODUCES, DOES_NOT, INCONCLUSIVE, NOT_RUN)
 
