@@ -608,3 +608,24 @@ def test_a_problem_without_a_kernel_matrix_gives_the_same_run():
     for name in ("ata-gp-ucb-nystrom", "ata-gp-ucb-qff"):
         assert_same(run_fast(agents.make(name), lazy, reward, 1),
                     run_fast(agents.make(name), p, reward, 1))  # fmt: skip
+
+
+def test_a_lazy_problem_gives_the_same_run_without_a_dense_matrix(monkeypatch):
+    """A ``Problem`` whose kernel matrix is lazy (what envs above ``DENSE_MAX_N`` arms
+    build) is read through ``kernel_diag`` / ``kernel_block``: never made dense, and the
+    same actions and posterior as on the dense problem."""
+    from hbo_envs.kernels import LazyKernelMatrix
+
+    p = se_problem(n=30, horizon=60)
+    lazy = Problem(p.points, LazyKernelMatrix(p.kernel, p.points), p.kernel, B=p.B,
+                   alpha=p.alpha, v=p.v, nu=p.nu, sup_f=p.sup_f, horizon=p.horizon)  # fmt: skip
+    assert lazy.kernel_is_lazy
+    reward = reward_stream(p, seed=5)
+    dense_runs = {n: run_fast(agents.make(n), p, reward, 1) for n in ("ata-gp-ucb-nystrom",)}
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("the n x n kernel matrix was built")
+
+    monkeypatch.setattr(LazyKernelMatrix, "__array__", refuse)
+    for name, want in dense_runs.items():
+        assert_same(run_fast(agents.make(name), lazy, reward, 1), want)

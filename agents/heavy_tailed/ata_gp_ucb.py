@@ -191,13 +191,25 @@ def truncated_estimate(
     return Y.T @ (QR.T @ r_hat), np.einsum("ia,ia->a", Y, Y)
 
 
-def _kernel_diag(problem: Any) -> np.ndarray:
-    """``k(x, x)`` at every arm: from ``problem.kernel_matrix``, or from ``problem.kernel``
-    when the problem carries no ``n x n`` matrix (``kernel_matrix = None``, large ``n``)."""
+def _dense_kernel(problem: Any) -> np.ndarray | None:
+    """The problem's stored ``n x n`` kernel matrix, or ``None`` when it has none: no
+    matrix at all, or a lazy one (``problem.kernel_is_lazy``, large ``n``), which is read
+    through the problem's accessors instead of being made dense."""
+    if getattr(problem, "kernel_is_lazy", False):
+        return None
     K = getattr(problem, "kernel_matrix", None)
-    if K is None:
-        return np.asarray(problem.kernel.diag(problem.points), dtype=float)
-    return np.diagonal(np.asarray(K, dtype=float))
+    return None if K is None else np.asarray(K, dtype=float)
+
+
+def _kernel_diag(problem: Any) -> np.ndarray:
+    """``k(x, x)`` at every arm: from the stored kernel matrix, else the problem's
+    ``kernel_diag()`` accessor, else ``problem.kernel`` on the points."""
+    K = _dense_kernel(problem)
+    if K is not None:
+        return np.diagonal(K)
+    if hasattr(problem, "kernel_diag"):
+        return np.asarray(problem.kernel_diag(), dtype=float)
+    return np.asarray(problem.kernel.diag(problem.points), dtype=float)
 
 
 def orthonormal_factors(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -584,8 +596,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
                 owner, "dictionary", "None or a callable (t, counts) -> arms", self.dictionary
             )
         self.eps_, self.q_ = eps, q
-        K = getattr(problem, "kernel_matrix", None)
-        self.K_ = None if K is None else np.asarray(K, dtype=float)
+        self.K_ = _dense_kernel(problem)
         self.m_ = 0
         self.dictionary_sizes_: list[int] = []
         # The factorisation of the current dictionary (kept while D_t stays the same).
@@ -638,16 +649,20 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         return sample_copies_per_arm(self.rng_, counts, p)
 
     def _kernel_rows(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(K_SS, K_SX)``: from ``problem.kernel_matrix``, or from ``problem.kernel`` on
-        demand when the problem has no ``n x n`` matrix."""
+        """``(K_SS, K_SX)``: from the stored kernel matrix, or computed on demand (the
+        problem's ``kernel_block`` accessor) when it has no dense ``n x n`` matrix."""
         if self.K_ is not None:
             K_SX = self.K_[S, :]
         else:  # kernel rows computed once per distinct dictionary arm, O(n) memory each
             rows = self._rows
             new = [a for a in S.tolist() if a not in rows]
             if new:
-                pts = np.asarray(self.problem_.points, dtype=float)
-                block = np.asarray(self.problem_.kernel(pts[new], pts), dtype=float)
+                p = self.problem_
+                if hasattr(p, "kernel_block"):  # the problem's lazy blocks
+                    block = np.asarray(p.kernel_block(new, np.arange(p.n)), dtype=float)
+                else:
+                    pts = np.asarray(p.points, dtype=float)
+                    block = np.asarray(p.kernel(pts[new], pts), dtype=float)
                 rows.update(zip(new, block, strict=True))
             K_SX = np.array([rows[a] for a in S.tolist()]).reshape(S.size, -1)
         return K_SX[:, S], K_SX
