@@ -14,8 +14,9 @@ Printed, in one run:
    and the round cost in units of the time this machine takes for ``3 n |S|`` flops of
    ``dgemv`` on an ``n x |S|`` block measured in the same process (the issue's
    "round cost <= 3 n |S| flops' worth": a ratio <= 1 meets it).
-2. Every GP agent's round cost at ``n = 10^5`` (``--agent-rounds`` rounds each; ATA-GP-UCB
-   keeps its own dense posterior and is refused at this size, with the estimate).
+2. Every agent's round cost at ``n = 10^5`` (``--agent-rounds`` rounds each; ATA-GP-UCB
+   keeps its own posterior: Nyström computes its dictionary arms' kernel rows on demand,
+   QFF refuses this section's Matérn kernel with the reason).
 3. Memory and time of both paths at the same ``n``: today's dense path at the sizes that
    fit (``--today-n``), the played-set path (lazy kernel, played-set engine, forced below
    8192 arms where ``"auto"`` keeps today's path) at those, the new path at
