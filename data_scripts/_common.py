@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hbo_envs.data import DATASETS, clear_cache, data_dir
+from hbo_envs.harness.store import file_sha256
 
 __all__ = ["FetchError", "download_url", "script_main", "staged_dataset", "write_source"]
 
@@ -65,11 +65,8 @@ def write_source(directory: Path, **info: Any) -> None:
 
 
 def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """SHA-256 of a file's bytes (the harness's one file hash)."""
+    return file_sha256(path)
 
 
 def download_url(

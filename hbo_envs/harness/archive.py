@@ -65,6 +65,7 @@ from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.specs import CellSpec, slug
 from hbo_envs.harness.store import (
     _atomic_write,
+    file_sha256,
     git_revision,
     package_versions,
     write_json,
@@ -330,7 +331,7 @@ def _file_sha256(module: str) -> str:
         path = None
     if path is None:
         return "no-source"
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return file_sha256(Path(path))
 
 
 def source_hashes(spec: CellSpec) -> dict[str, str]:

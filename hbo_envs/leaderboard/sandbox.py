@@ -32,7 +32,6 @@ Protocol (one line each, ASCII; ``<h>`` is ``float.hex``):
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
@@ -135,7 +134,9 @@ def module_source_sha256(import_path: str, path: list[str] | None = None) -> tup
         py, pkg = root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")
         for cand in (py, pkg):
             if cand.is_file():
-                return hashlib.sha256(cand.read_bytes()).hexdigest(), str(cand)
+                from hbo_envs.harness.store import file_sha256
+
+                return file_sha256(cand), str(cand)
     raise ValueError(
         f"The module {module!r} of import path {import_path!r} is not a source file on the "
         "Python path of the verifier; install the submitted package (or put it on PYTHONPATH)."

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
+from hbo_envs.harness.store import file_sha256
 from hbo_envs.leaderboard.figures import (
     PALETTE,
     RANDOM_COLOR,
@@ -281,7 +282,7 @@ def suite_data(suite: Suite, entries: Sequence[Any]) -> SuiteData:
         data.avg_regret[v.file] = float(np.mean([v.per_env[x]["avg_iqm"] for x in envs]))
         data.n_rows += sum(len(v.final[x]) for x in envs)
         f = suite.folder / "submissions" / v.file
-        v.file_sha256 = hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else ""
+        v.file_sha256 = file_sha256(f) if f.is_file() else ""
         for x in envs:
             t, c = v.curves[x]
             data.bands[(v.file, x)] = (t, *iqm_band(c, confidence=conf, reps=reps, seed=seed))

@@ -286,10 +286,15 @@ def write_submission(path: str | os.PathLike[str], sub: Mapping[str, Any]) -> Pa
     return p
 
 
+def json_sha256(doc: Mapping[str, Any], *, without: str) -> str:
+    """SHA-256 of ``doc`` without its key ``without``, as canonical JSON (sorted keys)."""
+    body = {k: v for k, v in doc.items() if k != without}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
 def content_sha256(sub: Mapping[str, Any]) -> str:
     """SHA-256 of the submission without its ``verification`` block (canonical JSON)."""
-    body = {k: v for k, v in sub.items() if k != "verification"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return json_sha256(sub, without="verification")
 
 
 # -- names and import paths -------------------------------------------------------------------
@@ -363,8 +368,10 @@ def _code_provenance(import_path: str) -> dict[str, Any]:
     }
     if not src:
         return out
+    from hbo_envs.harness.store import file_sha256
+
     f = Path(src)
-    out["source_sha256"] = hashlib.sha256(f.read_bytes()).hexdigest()
+    out["source_sha256"] = file_sha256(f)
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel", "HEAD"],
@@ -485,7 +492,7 @@ def submit(
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Run ``agent`` (registered name or ``module:Class``) on ``suite``; return the submission."""
-    from hbo_envs.harness.store import git_revision, package_versions
+    from hbo_envs.harness.store import git_revision
 
     if not isinstance(suite, Suite):
         suite = load_suite(suite, root)
@@ -515,22 +522,45 @@ def submit(
         work_dir=work_dir,
         progress=progress,
     )
-    return {
-        "kind": KIND,
-        "schema_version": SCHEMA_VERSION,
-        "suite": {"id": suite.id, "sha256": suite.sha256},
-        "agent": {
+    return submission_body(
+        suite,
+        {
             "display_name": display_name,
             "import_path": import_path,
             "params": json.loads(json.dumps(params)),
             "registered_name": registered,
             "code": code,
         },
+        results,
+        backend=backend,
+        git=git_revision(),
+    )
+
+
+def submission_body(
+    suite: Suite,
+    agent: Mapping[str, Any],
+    results: list[Mapping[str, Any]],
+    *,
+    backend: str,
+    git: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A submission document (schema :data:`SCHEMA_VERSION`) of ``agent``'s ``results`` on
+    ``suite``: provenance of this process, each env's definition and spec hash, the
+    aggregates; ``verification`` empty. Used by :func:`submit` and by the suite's own
+    references (:func:`hbo_envs.leaderboard.verify.make_reference`)."""
+    from hbo_envs.harness.store import package_versions
+
+    return {
+        "kind": KIND,
+        "schema_version": SCHEMA_VERSION,
+        "suite": {"id": suite.id, "sha256": suite.sha256},
+        "agent": dict(agent),
         "provenance": {
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "packages": package_versions(),
             "platform": platform.platform(),
-            "hbo_bench_git": git_revision(),
+            "hbo_bench_git": git,
             "backend": backend,
         },
         "envs": {

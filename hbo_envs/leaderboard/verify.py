@@ -32,8 +32,6 @@ crashed or broke a limit), ``invalid`` (validation failed; nothing was run).
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import math
 import os
 import platform
@@ -56,7 +54,9 @@ from hbo_envs.leaderboard.submission import (
     aggregates,
     check_results,
     content_sha256,
+    json_sha256,
     load_submission,
+    submission_body,
     validate,
     write_submission,
 )
@@ -230,8 +230,7 @@ def fresh_seed_test(
 # -- records -----------------------------------------------------------------------------------
 def record_sha256(record: Mapping[str, Any]) -> str:
     """SHA-256 of a verification record without its ``record_sha256`` (canonical JSON)."""
-    body = {k: v for k, v in record.items() if k != "record_sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return json_sha256(record, without="record_sha256")
 
 
 def _verifier_meta() -> dict[str, Any]:
@@ -590,8 +589,8 @@ def make_reference(
     results *are* the verifier's and whose record says so (``submit`` + ``verify`` in one
     run, half the cost). Raises ``ValueError`` when ``name`` is not a reference of ``suite``.
     """
-    from hbo_envs.harness.store import git_revision, package_versions
-    from hbo_envs.leaderboard.submission import KIND, SCHEMA_VERSION, resolve_agent
+    from hbo_envs.harness.store import git_revision
+    from hbo_envs.leaderboard.submission import resolve_agent
 
     names, _ = suite.baseline_names()
     if name not in names:
@@ -615,42 +614,19 @@ def make_reference(
     if errors:
         raise RuntimeError(f"{name} could not be run on {len(errors)} cell(s); first: {errors[0]}")
     rev = git_revision()
-    sub: dict[str, Any] = {
-        "kind": KIND,
-        "schema_version": SCHEMA_VERSION,
-        "suite": {"id": suite.id, "sha256": suite.sha256},
-        "agent": {
-            "display_name": name,
-            "import_path": import_path,
-            "params": {},
-            "registered_name": name,
-            "code": {
-                "revision": rev["revision"] if rev else None,
-                "dirty": rev["dirty"] if rev else None,
-                "source_sha256": source,
-                "source_file": "/".join(Path(source_file).parts[-3:]),
-            },
+    agent = {
+        "display_name": name,
+        "import_path": import_path,
+        "params": {},
+        "registered_name": name,
+        "code": {
+            "revision": rev["revision"] if rev else None,
+            "dirty": rev["dirty"] if rev else None,
+            "source_sha256": source,
+            "source_file": "/".join(Path(source_file).parts[-3:]),
         },
-        "provenance": {
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "packages": package_versions(),
-            "platform": platform.platform(),
-            "hbo_bench_git": rev,
-            "backend": "sandbox",
-        },
-        "envs": {
-            e.id: {
-                "version": e.version,
-                "kwargs": dict(e.kwargs),
-                "horizon": e.horizon,
-                "spec_hash": env_spec_hash(e.id, e.kwargs, e.horizon),
-            }
-            for e in suite.envs
-        },
-        "results": got,
-        "aggregates": aggregates(suite, got),
-        "verification": None,
     }
+    sub = submission_body(suite, agent, got, backend="sandbox", git=rev)
     rep = VerificationReport(
         "verified",
         hidden_seeds=hidden_seeds,
