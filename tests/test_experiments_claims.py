@@ -203,3 +203,21 @@ def test_within_factor_pairs_the_two_agents_by_seed():
     claim = WithinFactor("a within 5x of b", "", "a", "b", 5.0, "e")
     (v,) = evaluate_claims([claim], pd.DataFrame(rows))
     assert v.verdict == "reproduces" and "= 2 [2, 2]" in v.evidence and "(n = 2)" in v.evidence
+
+
+def test_every_claim_kind_in_the_registry_has_a_failing_control():
+    """A verdict rule counts only with a test showing it answer "does not reproduce": the
+    claim classes the shipped experiments use must be the ones whose controls are tested
+    (Less, Lowest, Growth in tests/test_claims.py; WithinFactor and PaperValue above;
+    AttackRatio in tests/test_robust_experiments.py). A new claim class fails this until
+    its control test exists and it is listed here."""
+    from hbo_envs.harness.experiments.beyond import AttackRatio
+    from hbo_envs.harness.experiments.bogunovic import WithinFactor
+    from hbo_envs.harness.experiments.real_data import PaperValue
+
+    controlled = {Less, Lowest, Growth, AttackRatio, WithinFactor, PaperValue}
+    used = {type(c) for exp in EXPERIMENTS.values() for c in exp.claims}
+    assert used <= controlled, f"claim classes without a failing control: {used - controlled}"
+    growth_kinds = {c.kind for exp in EXPERIMENTS.values() for c in exp.claims
+                    if isinstance(c, Growth)}  # fmt: skip
+    assert growth_kinds <= {"linear", "sublinear", "at_least", "equals"}
