@@ -85,6 +85,13 @@ def _add_exec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None, help="Ray address (default: $RAY_ADDRESS or local)")
     p.add_argument("--fresh", action="store_true", help="discard existing results in --out")
     p.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="run every seed alone (default, local backend: the seeds of an agent that "
+        "allows it run as one vectorized batch, with bit-identical numbers; agent_time is "
+        "then each run's share of the batch's)",
+    )
+    p.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress output (default: a bar on a TTY, otherwise a progress line every "
@@ -260,6 +267,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         progress=False if args.no_progress else None,
         fresh=args.fresh,
         address=args.address,
+        batch=not args.no_batch,
     )
     print(f"{res.ran} cell(s) run, {res.skipped} already finished; results in {args.out}")
     print(format_table(res.summary))
@@ -421,6 +429,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         meta=meta,
         address=args.address,
+        batch=exp.batches and not args.no_batch,
     )
     print(f"\n{res.ran} cell(s) run, {res.skipped} already finished; results in {out}")
     print(format_table(res.summary, runtime=exp.kind == "runtime"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import SCHEDULE_SETS, Schedule
 from hbo_envs.validation import check_choice, check_index, check_real, param_error
 
-__all__ = ["GPUCBAgent", "TIE_RTOL"]
+__all__ = ["GPUCBAgent", "TIE_RTOL", "argmax_rows"]
 
 #: Scores within this relative distance of the maximum count as tied; ties are broken
 #: uniformly at random with the agent's own generator (so the prior round, where every
@@ -43,6 +44,29 @@ def _finite_constant(owner: str, name: str, value: Any, fix: str) -> float:
             f"{owner} needs a finite problem.{name} for its default schedules; got {value!r}. {fix}"
         )
     return x
+
+
+def argmax_rows(scores: np.ndarray, rngs: Sequence[Any], owner: str, t: int) -> np.ndarray:
+    """Index of the largest score in every row of ``scores`` (shape ``(B, n)``).
+
+    Scores within ``TIE_RTOL * max(1, |best|)`` of a row's maximum count as tied; a tie
+    is broken uniformly at random with that row's generator ``rngs[b]`` (one draw, only
+    when there is a tie), so a row's choice does not depend on the other rows: one run
+    (``B = 1``) and a batch of seeds (:mod:`agents.batch`) choose identically. A
+    non-finite maximum raises :class:`FloatingPointError` naming round ``t``.
+    """
+    rows = np.arange(scores.shape[0])
+    idx = np.argmax(scores, axis=1)
+    best = scores[rows, idx]
+    finite = np.isfinite(best)
+    if not finite.all():
+        bad = float(best[np.flatnonzero(~finite)[0]])
+        raise FloatingPointError(f"{owner}: non-finite acquisition score {bad!r} at round {t}.")
+    tied = scores >= (best - TIE_RTOL * np.maximum(1.0, np.abs(best)))[:, None]
+    for b in np.flatnonzero(np.count_nonzero(tied, axis=1) > 1).tolist():
+        ties = np.flatnonzero(tied[b])
+        idx[b] = ties[rngs[b].integers(ties.size)]
+    return idx
 
 
 class GPUCBAgent:
@@ -178,17 +202,7 @@ class GPUCBAgent:
         )
 
     def _argmax(self, scores: np.ndarray) -> int:
-        i = int(np.argmax(scores))
-        best = float(scores[i])
-        if not math.isfinite(best):
-            raise FloatingPointError(
-                f"{self._owner}: non-finite acquisition score {best!r} at round {self.t_}."
-            )
-        tied = scores >= best - TIE_RTOL * max(1.0, abs(best))
-        if np.count_nonzero(tied) == 1:
-            return i
-        idx = np.flatnonzero(tied)
-        return int(idx[self.rng_.integers(idx.size)])
+        return int(argmax_rows(scores[None, :], (self.rng_,), self._owner, self.t_)[0])
 
     def _check_action(self, action: Any) -> int:
         return check_index(self._owner, "action", action, self.n_)

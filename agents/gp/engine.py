@@ -105,7 +105,7 @@ from hbo_envs.memory import check_memory
 from hbo_envs.problem import DENSE_MAX_N
 from hbo_envs.validation import check_choice, check_int, check_real
 
-__all__ = ["ARM_SPACE_MAX_N", "GPPosteriorEngine", "REPRESENTATIONS"]
+__all__ = ["ARM_SPACE_MAX_N", "EngineBatch", "GPPosteriorEngine", "REPRESENTATIONS"]
 
 #: Largest ``n`` for which ``representation="auto"`` keeps the ``n x n`` covariance
 #: (every registered env today, Park–Lee's 5000-arm 5D Griewank included, so their
@@ -252,6 +252,7 @@ class GPPosteriorEngine:
         self.info_gain = 0.0
         self._since_refresh = 0
         self._std: np.ndarray | None = None
+        self._batch: EngineBatch | None = None
         self._mean_blocks = _column_blocks(n, self.r)
         check_memory(owner, "n_outputs", self.r, 16.0 * n * self.r, "Use fewer reward sequences.")
         if representation == "arms":
@@ -390,6 +391,9 @@ class GPPosteriorEngine:
         ``s2 = inf`` is an observation without information (a zero RCGP weight): nothing
         changes but ``t``.
         """
+        if self._batch is not None:  # a member of an EngineBatch: conditioned at its flush
+            self._batch._put(self, arm, y, noise_var)
+            return
         if noise_var is None:
             noise = self.lam
         elif isinstance(noise_var, numbers.Real) and noise_var == math.inf:
@@ -429,6 +433,10 @@ class GPPosteriorEngine:
             self._played_update(arm, c)
         self.counts[arm] += 1
         self.precision[arm] += weight
+        self._tick()
+
+    def _tick(self) -> None:
+        """Count the observation just conditioned on; refresh when one is due."""
         self.t += 1
         self._since_refresh += 1
         if self.refresh_every and self._since_refresh >= self.refresh_every:
@@ -590,3 +598,154 @@ class GPPosteriorEngine:
             self._last_column = None
         self._since_refresh = 0
         self._std = None
+
+
+class EngineBatch:
+    """``B`` arm-space engines advanced in lockstep: one vectorized update for all of them.
+
+    Runs of one agent over ``B`` seeds (the harness's batched cells) each keep their own
+    :class:`GPPosteriorEngine`; the batch stacks their state into ``cov`` (``n x n x B``,
+    Fortran order) and ``mean`` / ``sums`` (``n x r x B``), ``counts`` / ``precision``
+    (``n x B``) and rebinds every engine's arrays to its slice, so each engine (and the
+    agent reading it: ``posterior()``, the ``gain`` of CA-TGP-UCB, the information gain in
+    ``beta_t``) stays a complete, live engine. While in the batch, an engine's
+    :meth:`~GPPosteriorEngine.observe` only queues the observation; :meth:`flush`
+    conditions all ``B`` engines at once with exactly the arithmetic of ``observe``, in
+    the same order, so a batched run is **bit-identical** to ``B`` separate runs
+    (``tests/test_batch.py``)::
+
+        C[b]     = Sigma_b[:, a_b]                              # one gather for all b
+        mean_b  <- mean_b + C[b] (y_b - mean_b[a_b]) / (lambda + Sigma_b[a_b, a_b])
+        Sigma_b <- Sigma_b - C[b] C[b]^T / (lambda + Sigma_b[a_b, a_b])   # dger per b
+
+    The mean update and the bookkeeping are one numpy call each for the whole batch (the
+    per-round cost of a 100-arm run is numpy call overhead, not flops); the covariance
+    keeps one BLAS ``dger`` per engine, the call ``observe`` makes, because a vectorized
+    ``C C^T`` product would round differently (no fused multiply-add) and is slower.
+    Only the default noise ``lambda`` is batched (``observe(..., noise_var=...)`` raises).
+
+    >>> import numpy as np
+    >>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> engines = [GPPosteriorEngine(K, lam=1.0) for _ in range(3)]
+    >>> batch = EngineBatch(engines)
+    >>> for e, a in zip(engines, [0, 1, 0]):
+    ...     e.observe(a, 2.0)                  # queued
+    >>> batch.flush()
+    >>> engines[1].mean[:, 0]                  # k(x, x_2) * 2 / (1 + 1)
+    array([0.5, 1. ])
+    >>> batch.std()[0]
+    array([0.70710678, 0.93541435])
+    """
+
+    def __init__(self, engines: list[GPPosteriorEngine]) -> None:
+        if not engines:
+            raise ValueError("EngineBatch needs at least one engine; got none.")
+        e0 = engines[0]
+        for e in engines:
+            if not isinstance(e, GPPosteriorEngine) or e.representation != "arms":
+                raise ValueError(
+                    "EngineBatch stacks arm-space GPPosteriorEngines (representation='arms'); "
+                    f"got {type(e).__name__} with representation "
+                    f"{getattr(e, 'representation', None)!r}."
+                )
+            if (e.n, e.r, e.lam) != (e0.n, e0.r, e0.lam) or e._batch is not None:
+                raise ValueError(
+                    "EngineBatch needs engines of one shape (n, n_outputs, lam) that belong "
+                    f"to no other batch; got (n, r, lam) = {(e.n, e.r, e.lam)} beside "
+                    f"{(e0.n, e0.r, e0.lam)}."
+                )
+        if len({id(e) for e in engines}) != len(engines):
+            raise ValueError("EngineBatch got the same engine twice.")
+        n, r, B = e0.n, e0.r, len(engines)
+        check_memory("EngineBatch", "engines", B, 8.0 * n * (n + 2 * r + 2) * B, "Use fewer.")
+        self.engines = list(engines)
+        self.lam = e0.lam
+        self.cov = np.empty((n, n, B), order="F")
+        self.mean = np.empty((n, r, B), order="F")
+        self.sums = np.empty((n, r, B), order="F")
+        self.counts = np.empty((n, B), dtype=np.int64, order="F")
+        self.precision = np.empty((n, B), order="F")
+        for b in range(B):
+            self._bind(b)
+        self._slot = {id(e): b for b, e in enumerate(self.engines)}
+        self._arms = np.zeros(B, dtype=np.intp)
+        self._ys: list[Any] = [None] * B
+        self._queued = np.zeros(B, dtype=bool)
+        self._bidx = np.arange(B)
+
+    def _bind(self, b: int) -> None:
+        """Copy engine ``b``'s state into slice ``b`` and make its arrays views of it."""
+        e = self.engines[b]
+        self.cov[:, :, b] = e.cov
+        self.mean[:, :, b] = e.mean
+        self.sums[:, :, b] = e.sums
+        self.counts[:, b] = e.counts
+        self.precision[:, b] = e.precision
+        e.cov, e.mean, e.sums = self.cov[:, :, b], self.mean[:, :, b], self.sums[:, :, b]
+        e.counts, e.precision = self.counts[:, b], self.precision[:, b]
+        e._batch = self
+
+    def _put(self, engine: GPPosteriorEngine, arm: int, y: Any, noise_var: Any) -> None:
+        if noise_var is not None:
+            raise ValueError(
+                "EngineBatch conditions on the default noise lambda only; an observation "
+                f"with noise_var={noise_var!r} needs an engine outside a batch."
+            )
+        b = self._slot[id(engine)]
+        if self._queued[b]:
+            raise RuntimeError(f"engine {b} of the batch observed twice before flush().")
+        self._arms[b] = int(arm)
+        self._ys[b] = y
+        self._queued[b] = True
+
+    def std(self) -> np.ndarray:
+        """``sigma_t`` of every engine, shape ``(B, n)`` (``np.sqrt`` of the clipped
+        diagonal, as :meth:`GPPosteriorEngine.std`)."""
+        return np.sqrt(np.maximum(np.diagonal(self.cov, axis1=0, axis2=1), 0.0))
+
+    def flush(self) -> None:
+        """Condition every engine on its queued observation (all ``B`` must have one)."""
+        if not self._queued.all():
+            missing = np.flatnonzero(~self._queued).tolist()
+            raise RuntimeError(f"EngineBatch.flush(): engines {missing} queued no observation.")
+        arms, bidx, lam = self._arms, self._bidx, self.lam
+        C = np.ascontiguousarray(self.cov[:, arms, bidx].T)  # C[b] = Sigma_b[:, a_b]
+        s = C[bidx, arms].tolist()
+        denom = [lam + s_aa for s_aa in s]
+        ys = self._ys
+        scalar = self.mean.shape[1] == 1 and all(np.ndim(y) == 0 for y in ys)
+        if scalar:
+            y = np.array([float(v) for v in ys])
+            M = self.mean[:, 0, :]
+            coef = (y - M[arms, bidx]) / np.array(denom)
+            M += C.T * coef
+            self.sums[arms, 0, bidx] += y
+        for b, e in enumerate(self.engines):
+            a = int(arms[b])
+            e._std = None
+            e.info_gain += 0.5 * math.log1p(max(s[b], 0.0) / lam)
+            if not scalar:
+                yb = np.asarray(ys[b], dtype=float).reshape(-1)
+                if yb.shape[0] != e.r:
+                    raise ValueError(f"expected {e.r} reward value(s); got {yb.shape[0]}.")
+                resid = (yb - e.mean[a]) / denom[b]
+                _rank1_update(e.mean, 1.0, C[b], resid, e._mean_blocks)
+                e.sums[a] += yb
+            _rank1_update(e.cov, -1.0 / denom[b], C[b], C[b], e._cov_blocks)
+        self.counts[arms, bidx] += 1
+        self.precision[arms, bidx] += 1.0
+        self._queued[:] = False
+        self._ys = [None] * len(self.engines)
+        for b, e in enumerate(self.engines):
+            cov = e.cov
+            e._tick()
+            if e.cov is not cov:  # refresh() replaced the arrays: restack them
+                e._batch = None
+                self._bind(b)
+
+    def release(self) -> None:
+        """End the batch: every engine gets arrays of its own and observes directly again."""
+        for e in self.engines:
+            e.cov, e.mean, e.sums = (np.array(x, order="F") for x in (e.cov, e.mean, e.sums))
+            e.counts, e.precision = e.counts.copy(), e.precision.copy()
+            e._batch = None

@@ -640,6 +640,7 @@ def build(
                     address=address,
                     progress=False,
                     meta={"archive": n},
+                    batch=getattr(exp, "batches", True),
                 )
                 by_key = {(pc.spec.agent.label, int(pc.spec.seed)): pc for pc in chunk}
                 finished = []

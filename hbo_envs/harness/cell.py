@@ -37,7 +37,7 @@ import hbo_envs  # noqa: F401  (registers the envs in worker processes)
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid, record_grid
 from hbo_envs.harness.specs import CellSpec, agent_seed
 
-__all__ = ["CellResult", "make_env", "run_cell"]
+__all__ = ["CellResult", "batch_key", "make_env", "run_batch", "run_cell"]
 
 _ENV_CACHE: OrderedDict[tuple[str, str, int | None], gym.Env] = OrderedDict()
 _ENV_CACHE_SIZE = 4
@@ -152,9 +152,8 @@ def run_cell(spec: CellSpec) -> CellResult:
         return _run_cell(spec)
 
 
-def _run_cell(spec: CellSpec) -> CellResult:
-    t_start = time.perf_counter()
-    info: dict[str, Any] = {
+def _cell_info(spec: CellSpec) -> dict[str, Any]:
+    return {
         "run_name": spec.run_name,
         "env_id": spec.env_id,
         "agent": spec.agent.label,
@@ -162,6 +161,11 @@ def _run_cell(spec: CellSpec) -> CellResult:
         "agent_seed": agent_seed(spec.seed),
         "fingerprint": spec.fingerprint(),
     }
+
+
+def _run_cell(spec: CellSpec) -> CellResult:
+    t_start = time.perf_counter()
+    info = _cell_info(spec)
     try:
         records, snapshot, extra = _run(spec)
     except Exception as exc:  # noqa: BLE001 - a failing agent fails its cell only
@@ -174,42 +178,108 @@ def _run_cell(spec: CellSpec) -> CellResult:
     return CellResult(spec, "ok", records=records, snapshot=snapshot, info=info)
 
 
+class _Cell:
+    """One cell's env, recording grids and bookkeeping, shared by :func:`_run` (one seed)
+    and :func:`_run_batch` (seeds in lockstep), so both record exactly the same numbers."""
+
+    def __init__(self, spec: CellSpec, uenv: Any) -> None:
+        self.spec = spec
+        uenv.reset(seed=int(spec.seed))
+        self.uenv = uenv
+        self.problem = uenv.problem
+        self.T = T = int(uenv.horizon)
+        self.f = np.asarray(uenv.objective.values, dtype=float)
+        self.cov_at = coverage_grid(T, spec.coverage_points)
+        self.rec_at = rec_at = record_grid(T, spec.resolution, self.cov_at)
+        lb_fn = getattr(uenv, "regret_lower_bound", None)
+        self.lower = (
+            np.asarray(lb_fn(rec_at), dtype=float)
+            if callable(lb_fn)
+            else np.full(rec_at.size, np.nan)
+        )
+        n_rec = rec_at.size
+        self.regret = np.empty(n_rec)
+        self.corr = np.empty(n_rec)
+        self.wall = np.empty(n_rec)
+        self.atime = np.empty(n_rec)
+        self.coverage = np.full(n_rec, np.nan)
+        self.cov_set = set(self.cov_at.tolist())
+        self.cum = 0.0
+
+    def agent(self) -> Any:
+        agent = self.spec.agent.build()
+        agent.reset(self.problem, seed=agent_seed(self.spec.seed))
+        return agent
+
+    def record(self, k: int, t: int, info: dict[str, Any], agent_time: float, wall: float) -> None:
+        self.regret[k] = self.cum
+        self.corr[k] = info["corruption_used"]
+        self.atime[k] = agent_time
+        self.wall[k] = wall
+
+    def finish(self, agent: Any) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
+        spec, f, ts = self.spec, self.f, self.rec_at
+        records = pd.DataFrame(
+            {
+                "env_id": spec.env_id,
+                "agent": spec.agent.label,
+                "seed": int(spec.seed),
+                "t": ts,
+                "regret": self.regret,
+                "avg_regret": self.regret / ts,
+                "coverage": self.coverage,
+                "corruption_used": self.corr,
+                "wall_time": self.wall,
+                "agent_time": self.atime,
+                "lower_bound": self.lower,
+            },
+            columns=list(COLUMNS),
+        )
+        snapshot = None
+        post = checked_posterior(agent, f.size, self.T) if spec.snapshot else None
+        if post is not None:  # agents without posterior() have no band to picture
+            est, width = post
+            pts = np.asarray(self.problem.points, dtype=float)
+            snapshot = pd.DataFrame(
+                {
+                    "env_id": spec.env_id,
+                    "agent": spec.agent.label,
+                    "seed": int(spec.seed),
+                    "point": np.arange(f.size),
+                    "x": pts[:, 0],
+                    "f": f,
+                    "estimate": np.asarray(est, dtype=float),
+                    "width": np.asarray(width, dtype=float),
+                }
+            )
+        extra = {
+            "horizon": self.T,
+            "R_T": float(self.cum),
+            "agent_time_s": float(self.atime[-1]),
+            "loop_time_s": float(self.wall[-1]),
+            "agent_name": getattr(agent, "name", None),
+            "problem": self.problem.describe(),
+        }
+        return coerce(records), snapshot, extra
+
+
 def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
     env = make_env(spec.env_id, spec.horizon, dict(spec.env_kwargs))
-    uenv = env.unwrapped
-    uenv.reset(seed=int(spec.seed))
-    problem = uenv.problem
-    T = int(uenv.horizon)
-    f = np.asarray(uenv.objective.values, dtype=float)
-    cov_at = coverage_grid(T, spec.coverage_points)
-    rec_at = record_grid(T, spec.resolution, cov_at)
-    lb_fn = getattr(uenv, "regret_lower_bound", None)
-    lower = (
-        np.asarray(lb_fn(rec_at), dtype=float) if callable(lb_fn) else np.full(rec_at.size, np.nan)
-    )
-
-    agent = spec.agent.build()
-    has_posterior = callable(getattr(agent, "posterior", None))
+    cell = _Cell(spec, env.unwrapped)
+    f = cell.f
     perf = time.perf_counter
     t0 = perf()
-    agent.reset(problem, seed=agent_seed(spec.seed))
+    agent = cell.agent()
     agent_time = perf() - t0
     wall0 = t0  # the coverage diagnostic's own time is subtracted from wall_time
-
-    n_rec = rec_at.size
-    regret = np.empty(n_rec)
-    corr = np.empty(n_rec)
-    wall = np.empty(n_rec)
-    atime = np.empty(n_rec)
-    coverage = np.full(n_rec, np.nan)
-    cov_set = set(cov_at.tolist())
-    act, update, step = agent.act, agent.update, uenv.step
+    has_posterior = callable(getattr(agent, "posterior", None))
+    rec_at, cov_set, n_rec = cell.rec_at, cell.cov_set, cell.rec_at.size
+    act, update, step = agent.act, agent.update, cell.uenv.step
 
     cum = 0.0
-    info: dict[str, Any] = {}
     k = 0
     next_rec = int(rec_at[0])
-    for t in range(1, T + 1):
+    for t in range(1, cell.T + 1):
         a0 = perf()
         action = act()
         a1 = perf()
@@ -220,57 +290,129 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
         agent_time += (a1 - a0) + (a3 - a2)
         cum += info["regret"]
         if t == next_rec:
-            regret[k] = cum
-            corr[k] = info["corruption_used"]
-            atime[k] = agent_time
-            wall[k] = a3 - wall0
+            cell.cum = cum
+            cell.record(k, t, info, agent_time, a3 - wall0)
             if has_posterior and t in cov_set:
                 c0 = perf()
-                coverage[k] = _coverage(agent, f, t)
+                cell.coverage[k] = _coverage(agent, f, t)
                 wall0 += perf() - c0  # keep the diagnostic out of the timing
             k += 1
             next_rec = int(rec_at[k]) if k < n_rec else -1
+    cell.cum = cum
+    return cell.finish(agent)
 
-    ts = rec_at
-    records = pd.DataFrame(
-        {
-            "env_id": spec.env_id,
-            "agent": spec.agent.label,
-            "seed": int(spec.seed),
-            "t": ts,
-            "regret": regret,
-            "avg_regret": regret / ts,
-            "coverage": coverage,
-            "corruption_used": corr,
-            "wall_time": wall,
-            "agent_time": atime,
-            "lower_bound": lower,
-        },
-        columns=list(COLUMNS),
+
+def batch_key(spec: CellSpec) -> tuple[Any, ...]:
+    """Cells with equal keys differ only in their seed and can run as one batch."""
+    return (
+        spec.env_id,
+        repr(sorted(spec.env_kwargs.items())),
+        spec.horizon,
+        repr(spec.agent.describe()),
+        spec.resolution,
+        spec.coverage_points,
+        spec.snapshot,
     )
-    snapshot = None
-    post = checked_posterior(agent, f.size, T) if spec.snapshot else None
-    if post is not None:  # agents without posterior() have no band to picture
-        est, width = post
-        pts = np.asarray(problem.points, dtype=float)
-        snapshot = pd.DataFrame(
-            {
-                "env_id": spec.env_id,
-                "agent": spec.agent.label,
-                "seed": int(spec.seed),
-                "point": np.arange(f.size),
-                "x": pts[:, 0],
-                "f": f,
-                "estimate": np.asarray(est, dtype=float),
-                "width": np.asarray(width, dtype=float),
-            }
-        )
-    extra = {
-        "horizon": T,
-        "R_T": float(cum),
-        "agent_time_s": float(agent_time),
-        "loop_time_s": float(wall[-1]),
-        "agent_name": getattr(agent, "name", None),
-        "problem": problem.describe(),
-    }
-    return coerce(records), snapshot, extra
+
+
+def run_batch(specs: list[CellSpec]) -> list[CellResult]:
+    """Run cells that differ only in their seed (:func:`batch_key`) as one batch.
+
+    When the agent allows it (:func:`agents.batch.make_batch`) the runs advance in
+    lockstep with one vectorized agent update a round; the numbers are bit-identical to
+    :func:`run_cell` on each spec (``tests/test_batch.py``). Otherwise, or when the batch
+    fails (an agent error in one run), every cell runs alone with :func:`run_cell`, so a
+    failing seed fails only its own cell, with its own traceback.
+
+    Timing: ``agent_time`` and ``wall_time`` of a batched cell are the batch's divided by
+    the number of runs (``info["batched"]`` says how many), the cost of a run when
+    ``B`` runs share a process.
+    """
+    specs = list(specs)
+    if len({batch_key(s) for s in specs}) != 1:
+        raise ValueError("run_batch: the cells must differ only in their seed.")
+    with _one_blas_thread():
+        if len(specs) > 1:
+            t_start = time.perf_counter()
+            try:
+                out = _run_batch(specs)
+            except Exception:  # noqa: BLE001 - isolate the failure below, cell by cell
+                out = None
+            if out is not None:
+                wall = (time.perf_counter() - t_start) / len(specs)
+                results = []
+                for spec, (records, snapshot, extra) in zip(specs, out, strict=True):
+                    info = _cell_info(spec)
+                    info.update(extra)
+                    info["wall_time_s"] = wall
+                    results.append(
+                        CellResult(spec, "ok", records=records, snapshot=snapshot, info=info)
+                    )
+                return results
+        return [_run_cell(s) for s in specs]
+
+
+def _run_batch(
+    specs: list[CellSpec],
+) -> list[tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]] | None:
+    import copy
+
+    from agents.batch import make_batch, max_batch
+
+    s0 = specs[0]
+    env = make_env(s0.env_id, s0.horizon, dict(s0.env_kwargs))
+    if len(specs) > max_batch(int(env.unwrapped.problem.n)):
+        return None
+    perf = time.perf_counter
+    cells = [_Cell(s, copy.deepcopy(env.unwrapped)) for s in specs]
+    t0 = perf()
+    agents = [c.agent() for c in cells]
+    batch = make_batch(agents)
+    if batch is None:
+        return None
+    B = len(cells)
+    agent_time = perf() - t0
+    wall0 = t0
+    c0 = cells[0]
+    T, rec_at, cov_set, n_rec = c0.T, c0.rec_at, c0.cov_set, c0.rec_at.size
+    has_posterior = callable(getattr(agents[0], "posterior", None))
+    steps = [c.uenv.step for c in cells]
+    cum = np.zeros(B)
+    rewards = np.empty(B)
+    regrets = np.empty(B)
+    infos: list[Any] = [None] * B
+    act, update = batch.act, batch.update
+    k = 0
+    next_rec = int(rec_at[0])
+    for t in range(1, T + 1):
+        a0 = perf()
+        actions = act()
+        a1 = perf()
+        for b, a in enumerate(actions.tolist()):
+            _, rewards[b], _, _, info = steps[b](a)
+            regrets[b] = info["regret"]
+            infos[b] = info
+        a2 = perf()
+        update(actions, rewards)
+        a3 = perf()
+        agent_time += (a1 - a0) + (a3 - a2)
+        cum += regrets
+        if t == next_rec:
+            for b, cell in enumerate(cells):
+                cell.cum = float(cum[b])
+                cell.record(k, t, infos[b], agent_time / B, (a3 - wall0) / B)
+            if has_posterior and t in cov_set:
+                q0 = perf()
+                for cell, agent in zip(cells, agents, strict=True):
+                    cell.coverage[k] = _coverage(agent, cell.f, t)
+                wall0 += perf() - q0
+            k += 1
+            next_rec = int(rec_at[k]) if k < n_rec else -1
+    batch.release()
+    out = []
+    for b, (cell, agent) in enumerate(zip(cells, agents, strict=True)):
+        cell.cum = float(cum[b])
+        records, snapshot, extra = cell.finish(agent)
+        extra["batched"] = B
+        out.append((records, snapshot, extra))
+    return out

@@ -108,6 +108,14 @@ class Experiment:
     exclude: tuple[Exclusion, ...] = ()
     smoke_horizon: int = 60  # ``reproduce --smoke``: 1 seed at this T (CI runs every name so)
 
+    @property
+    def batches(self) -> bool:
+        """Whether the seeds may run as vectorized batches: not when a claim compares the
+        agents' running times (``metric="agent_time"``, ``kind="runtime"``), since a
+        batched run's time is its share of the batch's and only some agents batch."""
+        timed = any(getattr(c, "metric", None) == "agent_time" for c in self.claims)
+        return self.kind != "runtime" and not timed
+
     def agent_specs(
         self, *, paper_only: bool = False, available: set[str] | None = None
     ) -> tuple[list[AgentSpec], list[str]]:

@@ -1,0 +1,158 @@
+"""Seeds in one process: ``B`` runs of one agent advanced in lockstep, vectorized.
+
+The harness (:func:`hbo_envs.harness.cell.run_batch`) runs the seeds of a cell batch
+together when the agent allows it: it resets ``B`` ordinary agents (each with its own
+problem draw, seed and generator, exactly as ``B`` separate cells would) and hands them
+to :func:`make_batch`, which returns an object with
+
+- ``act() -> ndarray (B,)``: every run's next arm;
+- ``update(actions, rewards)``: every run's payoff;
+- ``release()``: give every agent its own arrays back (the agents stay usable alone).
+
+**Bit-identical, not approximately equal.** A batch does, for each run, exactly the
+floating-point operations the run would do alone, in the same order; only the number of
+numpy calls changes. For the GP-UCB family (:data:`BATCHED`) the UCB scores of all runs
+are one ``(B, n)`` expression, the argmax and tie-breaking one call
+(:func:`agents.gp.base.argmax_rows`, which the single-run agent uses too, with each run's
+own generator), and the posterior updates one :class:`agents.gp.engine.EngineBatch` flush
+(the engine's own update, stacked). The per-run parts of an agent (validation, its
+schedules ``beta_t`` and ``b_t``, TGP-UCB's truncation and CA-TGP-UCB's threshold) run
+unchanged, through the agent's own ``update``. ``tests/test_batch.py`` checks regret,
+actions and posteriors against one-at-a-time runs for every batched agent, bit for bit.
+
+Which agents: those in :data:`BATCHED` (exact types, default parameters or any others),
+with arm-space engines (``n <= 8192``). Every other agent (ATA-GP-UCB, MoM-GP-UCB, the
+robust and Fast-Slow agents, a user's own) runs one seed at a time, as before;
+:func:`make_batch` returns ``None`` for them. The uniform-random baseline is batched as a
+plain loop (its per-run generator is the whole of its cost).
+
+Memory: a batch holds ``B`` posterior covariances (``8 n^2 B`` bytes);
+:func:`max_batch` caps ``B`` so that they stay within :data:`BATCH_BYTES`.
+
+>>> import numpy as np
+>>> from agents import make
+>>> from hbo_envs.kernels import SquaredExponential
+>>> from hbo_envs.problem import Problem
+>>> X = np.linspace(0, 1, 5)[:, None]
+>>> p = Problem(points=X, kernel_matrix=SquaredExponential(0.2)(X),
+...             kernel=SquaredExponential(0.2), B=1, alpha=1, v=4, nu=3, sup_f=1, horizon=10)
+>>> runs = [make("gp-ucb") for _ in range(3)]
+>>> for seed, agent in enumerate(runs):
+...     agent.reset(p, seed=seed)
+>>> batch = make_batch(runs)
+>>> actions = batch.act()
+>>> batch.update(actions, np.ones(3))
+>>> batch.release()
+>>> [agent.engine_.t for agent in runs]
+[1, 1, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.baselines.uniform import RandomAgent
+from agents.corruption.gp_ucb_corruption import GPUCBCorruption
+from agents.gp.base import argmax_rows
+from agents.gp.engine import EngineBatch, GPPosteriorEngine
+from agents.gp.gp_ucb import GPUCB
+from agents.heavy_tailed.ca_tgp_ucb import CATGPUCB
+from agents.heavy_tailed.tgp_ucb import TGPUCB
+
+__all__ = ["BATCHED", "BATCH_BYTES", "GPUCBBatch", "LoopBatch", "make_batch", "max_batch"]
+
+#: Agent classes whose runs can be batched (exact types: a subclass may change what
+#: ``act`` or the posterior update does, so it runs one seed at a time).
+BATCHED: tuple[type, ...] = (GPUCB, TGPUCB, CATGPUCB, GPUCBCorruption, RandomAgent)
+
+#: Largest total size of the stacked posterior covariances of one batch (256 MiB).
+BATCH_BYTES = 2**28
+
+#: Largest batch: beyond a few dozen runs the per-call overhead a batch saves is gone.
+MAX_BATCH = 64
+
+
+def max_batch(n: int) -> int:
+    """Largest number of runs of an ``n``-arm problem batched together (>= 1): the stacked
+    covariances (``8 n^2`` bytes a run, plus the env copies) stay within
+    :data:`BATCH_BYTES`."""
+    per_run = 8.0 * 3 * max(int(n), 1) ** 2
+    return int(max(1, min(MAX_BATCH, BATCH_BYTES // per_run)))
+
+
+class LoopBatch:
+    """Runs of an agent advanced together by calling each one's ``act`` / ``update``."""
+
+    def __init__(self, agents: Sequence[Any]) -> None:
+        self.agents = list(agents)
+
+    def act(self) -> np.ndarray:
+        return np.array([a.act() for a in self.agents], dtype=np.intp)
+
+    def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        for agent, x, y in zip(self.agents, actions.tolist(), rewards.tolist(), strict=True):
+            agent.update(x, y)
+
+    def release(self) -> None:
+        """Nothing is shared."""
+
+
+class GPUCBBatch:
+    """Runs of one GP-UCB-family agent (:data:`BATCHED`) with one stacked posterior.
+
+    ``act`` computes ``x_t = argmax_x mu_{t-1}(x) + beta_t sigma_{t-1}(x)`` (CG 2019
+    Alg. 1; Park–Lee 2024 Alg. 1 line 5) for all runs in one ``(B, n)`` expression, with
+    each run's own ``beta_t`` (its schedule, its information gain); ``update`` passes each
+    payoff through the run's own ``update`` (validation, truncation, thresholds), whose
+    engine queues it, then conditions all engines in one flush.
+    """
+
+    def __init__(self, agents: Sequence[Any]) -> None:
+        self.agents = list(agents)
+        self.engines = EngineBatch([a.engine_ for a in self.agents])
+        self._owner = self.agents[0]._owner
+
+    def act(self) -> np.ndarray:
+        agents = self.agents
+        beta = np.array([a._beta_t() for a in agents])
+        # The same expression as GPUCBAgent.act: mu + (beta_t * sigma), row by row.
+        ucb = self.engines.mean[:, 0, :].T + beta[:, None] * self.engines.std()
+        idx = argmax_rows(ucb, [a.rng_ for a in agents], self._owner, agents[0].t_)
+        out = idx.tolist()
+        for agent, i in zip(agents, out, strict=True):
+            agent._pending = i
+        return idx
+
+    def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        for agent, x, y in zip(self.agents, actions.tolist(), rewards.tolist(), strict=True):
+            agent.update(x, y)  # the engine queues the observation
+        self.engines.flush()
+
+    def release(self) -> None:
+        self.engines.release()
+
+
+def make_batch(agents: Sequence[Any]) -> GPUCBBatch | LoopBatch | None:
+    """A batch of the (already ``reset``) ``agents``, or ``None`` when they cannot be
+    batched: not all of one type in :data:`BATCHED`, or (GP agents) not all on arm-space
+    engines of one shape, or fewer than two runs."""
+    agents = list(agents)
+    if len(agents) < 2:
+        return None
+    kind = type(agents[0])
+    if kind not in BATCHED or any(type(a) is not kind for a in agents):
+        return None
+    if kind is RandomAgent:
+        return LoopBatch(agents)
+    engines = [getattr(a, "engine_", None) for a in agents]
+    if not all(type(e) is GPPosteriorEngine and e.representation == "arms" for e in engines):
+        return None
+    e0 = engines[0]
+    if any((e.n, e.r, e.lam) != (e0.n, e0.r, e0.lam) for e in engines):
+        return None
+    if len({a.t_ for a in agents}) != 1:
+        return None
+    return GPUCBBatch(agents)
