@@ -114,6 +114,7 @@ class GPUCBBatch:
         self.agents = list(agents)
         self.engines = EngineBatch([a.engine_ for a in self.agents])
         self._owner = self.agents[0]._owner
+        self.n = self.agents[0].n_
 
     def act(self) -> np.ndarray:
         agents = self.agents
@@ -127,8 +128,23 @@ class GPUCBBatch:
         return idx
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
-        for agent, x, y in zip(self.agents, actions.tolist(), rewards.tolist(), strict=True):
-            agent.update(x, y)  # the engine queues the observation
+        agents = self.agents
+        actions = np.asarray(actions)
+        rewards = np.asarray(rewards)
+        valid = (
+            actions.shape == (len(agents),)
+            and rewards.shape == actions.shape
+            and actions.dtype.kind in "iu"
+            and rewards.dtype.kind == "f"
+            and bool(np.all((actions >= 0) & (actions < self.n)))
+            and bool(np.isfinite(rewards).all())
+        )
+        if valid:  # every run's update() would accept its (action, reward): skip its checks
+            for agent, x, y in zip(agents, actions.tolist(), rewards.tolist(), strict=True):
+                agent._feed(x, y)  # the engine queues the observation
+        else:  # the run whose input is bad raises its own error
+            for agent, x, y in zip(agents, actions.tolist(), rewards.tolist(), strict=True):
+                agent.update(x, y)
         self.engines.flush()
 
     def release(self) -> None:

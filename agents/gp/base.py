@@ -147,9 +147,13 @@ class GPUCBAgent:
 
     def update(self, action: int, reward: float) -> None:
         """Feed back the payoff ``reward`` observed at ``action``."""
-        a = self._check_action(action)
-        y = self._check_reward(reward)
-        self._observe(a, y)
+        self._feed(self._check_action(action), self._check_reward(reward))
+
+    def _feed(self, arm: int, reward: float) -> None:
+        """:meth:`update` after validation: condition on ``reward`` at ``arm`` and move on
+        to the next round (a batch of runs, :mod:`agents.batch`, validates all runs'
+        actions and rewards at once and calls this)."""
+        self._observe(arm, reward)
         self.t_ += 1
         self._pending = None
 

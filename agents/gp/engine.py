@@ -620,8 +620,10 @@ class EngineBatch:
 
     The mean update and the bookkeeping are one numpy call each for the whole batch (the
     per-round cost of a 100-arm run is numpy call overhead, not flops); the covariance
-    keeps one BLAS ``dger`` per engine, the call ``observe`` makes, because a vectorized
-    ``C C^T`` product would round differently (no fused multiply-add) and is slower.
+    keeps one BLAS ``dger`` per engine, the routine ``observe`` calls (there in column
+    blocks, here in one call: the same arithmetic for every element), because a
+    vectorized ``C C^T`` product would round differently (no fused multiply-add) and is
+    slower.
     Only the default noise ``lambda`` is batched (``observe(..., noise_var=...)`` raises).
 
     >>> import numpy as np
@@ -731,7 +733,7 @@ class EngineBatch:
                 resid = (yb - e.mean[a]) / denom[b]
                 _rank1_update(e.mean, 1.0, C[b], resid, e._mean_blocks)
                 e.sums[a] += yb
-            _rank1_update(e.cov, -1.0 / denom[b], C[b], C[b], e._cov_blocks)
+            blas.dger(-1.0 / denom[b], C[b], C[b], a=e.cov, overwrite_a=1)
         self.counts[arms, bidx] += 1
         self.precision[arms, bidx] += 1.0
         self._queued[:] = False
