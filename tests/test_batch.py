@@ -275,3 +275,52 @@ def test_make_batch_picks_the_batch_or_declines():
     for s, a in enumerate(subs):
         a.reset(p, seed=s)
     assert make_batch(subs) is None  # a subclass may change act(): never batched
+
+
+def test_a_bad_reward_in_a_batch_raises_that_runs_own_error():
+    from hbo_envs.harness.cell import make_env
+
+    problem = make_env(HEAVY, 20, {}).unwrapped.problem
+    runs = [make("gp-ucb") for _ in range(3)]
+    for s, a in enumerate(runs):
+        a.reset(problem, seed=s)
+    batch = make_batch(runs)
+    actions = batch.act()
+    with pytest.raises(ValueError, match="'reward'.*nan"):
+        batch.update(actions, np.array([1.0, math.nan, 1.0]))
+
+
+def test_cli_no_batch_gives_the_same_regret(tmp_path):
+    import subprocess
+    import sys
+
+    def run(*extra):
+        out = tmp_path / ("a" if extra else "b")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hbo_envs.cli",
+                "run",
+                "--env",
+                HEAVY,
+                "--agent",
+                "gp-ucb",
+                "--seeds",
+                "0-3",
+                "--horizon",
+                "100",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+                "--no-progress",
+                *extra,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return pd.read_parquet(out / "records.parquet").drop(columns=TIMING)
+
+    pd.testing.assert_frame_equal(run("--no-batch"), run(), check_exact=True)
