@@ -329,3 +329,49 @@ def test_played_set_refactors_when_an_update_of_the_factor_fails(monkeypatch):
     assert b.refactorizations > 0  # every repeated play went through the fallback
     np.testing.assert_allclose(b.mean, a.mean, rtol=0, atol=1e-9 * np.abs(a.mean).max())
     np.testing.assert_allclose(b.variance(), a.variance(), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("representation", ["arms", "played"])
+def test_from_statistics_equals_observing_each_arm(representation):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(40, 2))
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 0.2)
+    lam = 0.6
+    seq = GPPosteriorEngine(K, lam, representation=representation)
+    prec, sums, cnt = np.zeros(40), np.zeros(40), np.zeros(40, dtype=np.int64)
+    for _ in range(150):
+        a = int(rng.integers(25))  # arms 25..39 never played
+        y, s2 = float(rng.standard_t(3)), float(rng.uniform(0.2, 3.0))
+        seq.observe(a, y, noise_var=s2)
+        prec[a] += lam / s2
+        sums[a] += lam * y / s2
+        cnt[a] += 1
+    one = GPPosteriorEngine.from_statistics(
+        K, lam, prec, sums, counts=cnt, representation=representation
+    )
+    assert one.t == seq.t == 150 and np.array_equal(one.counts, seq.counts)
+    np.testing.assert_allclose(one.mean, seq.mean, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(one.variance(), seq.variance(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(one.info_gain, seq.info_gain, rtol=1e-10)
+    np.testing.assert_allclose(one.precision, seq.precision, rtol=1e-12)
+    # the engine goes on observing from there like the sequential one
+    one.observe(30, 1.5)
+    seq.observe(30, 1.5)
+    np.testing.assert_allclose(one.mean, seq.mean, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(one.variance(), seq.variance(), rtol=0, atol=1e-10)
+
+
+def test_from_statistics_refuses_inconsistent_statistics():
+    K = np.eye(3)
+    with pytest.raises(ValueError, match=r"precision must have shape \(3,\)"):
+        GPPosteriorEngine.from_statistics(K, 1.0, np.ones(2), np.ones(3))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        GPPosteriorEngine.from_statistics(K, 1.0, np.array([1.0, -1.0, 0.0]), np.zeros(3))
+    with pytest.raises(ValueError, match="0 where precision is 0"):
+        GPPosteriorEngine.from_statistics(K, 1.0, np.array([1.0, 0.0, 0.0]), np.ones(3))
+    with pytest.raises(ValueError, match="positive exactly where precision is"):
+        GPPosteriorEngine.from_statistics(
+            K, 1.0, np.array([1.0, 0.0, 0.0]), np.zeros(3), counts=np.array([1, 1, 0])
+        )
+    empty = GPPosteriorEngine.from_statistics(K, 1.0, np.zeros(3), np.zeros(3))
+    assert empty.t == 0 and np.array_equal(empty.variance(), np.ones(3))
