@@ -198,3 +198,15 @@ def test_lower_bound_instance_check_fails_for_an_env_whose_gap_does_not_shrink()
     )
     (v,) = evaluate_claims([check], fin)
     assert v.verdict == DOES_NOT and "1.000" in v.evidence
+
+
+@pytest.mark.parametrize(
+    "first", ["hbo_envs.harness.exponent", "hbo_envs.harness.experiments.lower_bound"]
+)
+def test_any_harness_module_imports_first_in_a_fresh_interpreter(first):
+    # exponent.py and the lower-bound experiments import each other's types; importing
+    # either one first in a fresh process used to meet a half-initialised module.
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", f"import {first}"], check=True, capture_output=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from hbo_envs.harness.claims import evaluate_claims, format_verdicts, verdict_records
-from hbo_envs.harness.experiments._core import Experiment
+from hbo_envs.harness.experiments._core import EnvVariant, ExponentExperiment
 from hbo_envs.harness.runner import build_cells, run_sweep
 from hbo_envs.harness.specs import AgentSpec, slug
 from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
@@ -60,44 +60,6 @@ __all__ = [
     "run_exponent_sweep",
     "theory_exponents",
 ]
-
-
-@dataclass(frozen=True)
-class EnvVariant:
-    """A registered env with keyword arguments, under its own label (e.g. ``α = 0.5``)."""
-
-    label: str
-    env_id: str
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ExponentExperiment(Experiment):
-    """An :class:`~hbo_envs.harness.experiments.Experiment` measured over a ladder of ``T``.
-
-    ``variants`` are the envs (with kwargs) it runs, ``horizons`` / ``quick_horizons`` the
-    ladders of ``T``; ``horizon`` / ``quick_horizon`` must be their largest entries. Claims
-    are judged on the table of final rows (``env_id`` = variant label, ``t = T``).
-    """
-
-    kind: str = "exponent"
-    variants: tuple[EnvVariant, ...] = ()
-    horizons: tuple[int, ...] = ()
-    quick_horizons: tuple[int, ...] = ()
-    smoke_horizons: tuple[int, ...] = (50, 100, 200)  # ``reproduce --smoke`` (1 seed)
-
-    def __post_init__(self) -> None:
-        for name, ladder, top in (
-            ("horizons", self.horizons, self.horizon),
-            ("quick_horizons", self.quick_horizons, self.quick_horizon),
-        ):
-            if len(ladder) < 3 or list(ladder) != sorted(set(ladder)) or ladder[-1] != top:
-                raise ValueError(
-                    f"ExponentExperiment {self.name!r}: {name} must be at least 3 increasing "
-                    f"horizons ending at {top}; got {ladder!r}."
-                )
-        if not self.variants:
-            raise ValueError(f"ExponentExperiment {self.name!r} lists no variants.")
 
 
 @dataclass

@@ -4,6 +4,7 @@ parameters, and :func:`register` (see :mod:`hbo_envs.harness.experiments`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,3 +176,44 @@ def register(e: Experiment) -> None:
     if e.name in EXPERIMENTS:
         raise ValueError(f"duplicate experiment name {e.name!r}")
     EXPERIMENTS[e.name] = e
+
+
+# The exponent experiments' data types live here, beside Experiment, so that importing
+# hbo_envs.harness.exponent first (it re-exports them) cannot meet a half-initialised module
+# through the lower-bound experiments, which register ExponentExperiments.
+@dataclass(frozen=True)
+class EnvVariant:
+    """A registered env with keyword arguments, under its own label (e.g. ``α = 0.5``)."""
+
+    label: str
+    env_id: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExponentExperiment(Experiment):
+    """An :class:`~hbo_envs.harness.experiments.Experiment` measured over a ladder of ``T``.
+
+    ``variants`` are the envs (with kwargs) it runs, ``horizons`` / ``quick_horizons`` the
+    ladders of ``T``; ``horizon`` / ``quick_horizon`` must be their largest entries. Claims
+    are judged on the table of final rows (``env_id`` = variant label, ``t = T``).
+    """
+
+    kind: str = "exponent"
+    variants: tuple[EnvVariant, ...] = ()
+    horizons: tuple[int, ...] = ()
+    quick_horizons: tuple[int, ...] = ()
+    smoke_horizons: tuple[int, ...] = (50, 100, 200)  # ``reproduce --smoke`` (1 seed)
+
+    def __post_init__(self) -> None:
+        for name, ladder, top in (
+            ("horizons", self.horizons, self.horizon),
+            ("quick_horizons", self.quick_horizons, self.quick_horizon),
+        ):
+            if len(ladder) < 3 or list(ladder) != sorted(set(ladder)) or ladder[-1] != top:
+                raise ValueError(
+                    f"ExponentExperiment {self.name!r}: {name} must be at least 3 increasing "
+                    f"horizons ending at {top}; got {ladder!r}."
+                )
+        if not self.variants:
+            raise ValueError(f"ExponentExperiment {self.name!r} lists no variants.")

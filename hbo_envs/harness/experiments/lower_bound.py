@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 from hbo_envs.harness.claims import exponent_at_least, exponent_equals
-from hbo_envs.harness.experiments._core import _a, register
-from hbo_envs.harness.exponent import EnvVariant, ExponentExperiment
+from hbo_envs.harness.experiments._core import EnvVariant, ExponentExperiment, _a, register
 from hbo_envs.kernels import Matern, SquaredExponential
 from hbo_envs.objectives.lower_bound import lower_bound_exponent
 
