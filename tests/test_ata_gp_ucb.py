@@ -743,3 +743,16 @@ def test_a_new_dictionary_costs_no_s_by_s_eigendecomposition(schedule, monkeypat
     assert r0 < 30 and big_changes > 100, (r0, big_changes)
     assert max(M.shape[0] for M, *_ in eighs) <= r0
     assert svds and all(A.shape[1] == r0 and A.shape[0] > r0 for A, *_ in svds)
+
+
+def test_the_kernel_factor_is_only_used_for_a_psd_low_rank_matrix():
+    """An indefinite K (beyond rounding) or one of full rank is not factored: the agent
+    keeps the s x s eigendecomposition of Alg. 3's K_SS itself."""
+    from agents.features.nystrom import kernel_factor
+
+    K = low_rank_problem(n=12).kernel_matrix
+    assert kernel_factor(K - 1e-3 * np.eye(12)) is None
+    for p, factored in ((low_rank_problem(n=12), True), (se_problem(n=8, ls=0.05), False)):
+        agent = agents.make("ata-gp-ucb-nystrom")
+        agent.reset(p, seed=0)
+        assert (agent.L_ is not None) == factored

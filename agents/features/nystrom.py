@@ -101,7 +101,7 @@ def nystrom_factors(
     return Q, Fr
 
 
-def kernel_factor(K: np.ndarray, rtol: float | None = None) -> np.ndarray:
+def kernel_factor(K: np.ndarray, rtol: float | None = None) -> np.ndarray | None:
     """``L`` (n, r0) with ``L L^T = K``, from the eigenpairs of ``K`` above ``rtol * max``.
 
     ``K = V diag(w) V^T``, ``L = V_k diag(w_k^{1/2})`` over ``w_k > rtol * max(w)``. The
@@ -110,11 +110,17 @@ def kernel_factor(K: np.ndarray, rtol: float | None = None) -> np.ndarray:
     dictionary kernel matrix is ``K_SS = L_S L_S^T`` to that accuracy, with ``r0`` (21 for
     the SE kernel ``l = 0.2`` on 100 arms of ``[0, 1]``) instead of ``s`` columns
     (:func:`nystrom_factors_from_factor`). One ``O(n^3)`` eigendecomposition.
+
+    ``None`` when ``K`` is not PSD beyond rounding (an eigenvalue below
+    ``-n * eps * max(w)``): then ``L L^T`` would differ from ``K`` on some ``K_SS``.
     """
     w, V = np.linalg.eigh(np.asarray(K, dtype=float))
     if w.size == 0:
         return np.zeros((K.shape[0], 0))
-    tol = (np.finfo(float).eps if rtol is None else rtol) * max(w[-1], 0.0)
+    top = max(w[-1], 0.0)
+    if w[0] < -w.size * np.finfo(float).eps * top:
+        return None
+    tol = (np.finfo(float).eps if rtol is None else rtol) * top
     keep = w > tol
     return V[:, keep] * np.sqrt(w[keep])
 

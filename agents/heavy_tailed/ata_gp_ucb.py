@@ -561,6 +561,10 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         Current dictionary size ``m_t`` (with repetitions).
     dictionary_sizes_ : list of int
         ``m_t`` of every round.
+    L_ : ndarray (n, r0) or None
+        ``K = L_ L_^T`` (:func:`~agents.features.nystrom.kernel_factor`), through which a
+        dictionary of more than ``r0`` distinct arms is factored; ``None`` without a dense
+        PSD kernel matrix of rank ``< n`` on at most :data:`FACTOR_MAX_N` arms.
 
     >>> import numpy as np, agents
     >>> from hbo_envs.kernels import Matern
@@ -611,13 +615,16 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             )
         self.eps_, self.q_ = eps, q
         self.K_ = _dense_kernel(problem)
-        # K = L_ L_^T (n x r0, r0 the numerical rank of K): a dictionary's s x s
-        # eigendecomposition becomes an r0 x r0 one (nystrom_factors_from_factor).
-        self.L_ = (
+        # K = L_ L_^T (n x r0, r0 the numerical rank of K): the eigendecomposition of a
+        # new dictionary's s x s matrix becomes the thin SVD of an s x r0 one
+        # (nystrom_factors_from_factor). None: no dense K, too many arms, K not PSD, or
+        # of full rank (s > r0 = n never happens).
+        L = (
             kernel_factor(self.K_)
             if self.K_ is not None and self.K_.shape[0] <= FACTOR_MAX_N
             else None
         )
+        self.L_ = L if L is not None and 0 < L.shape[1] < L.shape[0] else None
         self.m_ = 0
         self.dictionary_sizes_: list[int] = []
         # The factorisation of the current dictionary (kept while D_t stays the same).
@@ -704,7 +711,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             # Q_ (s x r) orthonormal; r = 0 for an empty dictionary. Past r0 = rank(K)
             # distinct arms, from the thin SVD of C^{1/2} L_S (s x r0) instead of the
             # eigendecomposition of M = C^{1/2} K_SS C^{1/2} (s x s): the same factors.
-            if self.L_ is not None and 0 < self.L_.shape[1] < S.size:
+            if self.L_ is not None and self.L_.shape[1] < S.size:
                 self.Q_, self.Fr_ = nystrom_factors_from_factor(self.L_[S], self.K_[S], c)
             else:
                 self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
