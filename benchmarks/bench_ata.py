@@ -21,9 +21,20 @@ on a loaded machine inflate the numbers less than wall time would):
 The per-round cost of our implementation is ``O(r^3 + r^2 n + s r |P| + |P|)`` with ``r``
 the numerical rank of the embedding (bounded on a fixed domain), ``s`` the number of
 distinct dictionary arms (``2m`` merged features for QFF) and ``|P|`` the arms played so
-far, plus ``O(s^3 + r s n)`` when the Nyström dictionary changes (rarely on 100 arms,
-most rounds on 1000 or more arms, where new arms keep entering it). In the number of arms
-that is ``O(n r (r + s))`` per round: linear in ``n``.
+far, plus, when the Nyström dictionary changes, ``O(s r0^2 + r0^3 + r s n)`` for the thin
+SVD of ``C^{1/2} L_S`` with ``K = L L^T`` (``r0`` the numerical rank of ``K``, 21 on the
+100 arms; :func:`agents.features.nystrom.nystrom_factors_from_factor`), or
+``O(s^3 + r s n)`` for the ``s x s`` eigendecomposition when there is no dense ``K`` to
+factor (section 3) or ``s <= r0``. In the number of arms that is ``O(n r (r + s))`` per
+round: linear in ``n``.
+
+Why the Nyström round is still dearer late than early (``new D_t`` column): at
+``t ~ 10^3`` every played arm has ``q sigma~^2 >= 1``, so Algorithm 3 draws the same
+dictionary (all played arms) every round and nothing is refactored; at ``t ~ 2 * 10^4``
+every played arm has ``p_a < 1`` and the dictionary, redrawn every round as the algorithm
+prescribes, is new in every round: each round pays one thin SVD and a rebuilt
+``Phi~^T Phi~`` on top of the early round's work. The ``[s x s eigh]`` row is the same
+agent without the factor (as before issue 21), measured in the same run.
 
 Run: ``python benchmarks/bench_ata.py`` (``--quick`` for a smoke run). Not a test: timings
 depend on the machine and its load; compare the columns of one run, not absolute numbers.
@@ -32,6 +43,7 @@ depend on the machine and its load; compare the columns of one run, not absolute
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import platform
@@ -47,6 +59,7 @@ import agents
 import hbo_envs  # noqa: F401  (registers the envs)
 from agents.features.nystrom import pinv_sqrt_psd
 from agents.features.qff import qff_features
+from agents.heavy_tailed import ata_gp_ucb
 from hbo_envs.kernels import SquaredExponential
 
 
@@ -110,10 +123,15 @@ def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
     for m in sorted(marks):
         while len(arms) < m - window // 2:
             step()
+        new, prev = 0, getattr(agent, "_dict_copies", None)
         t0 = time.process_time()
         for _ in range(window):
             step()
+            cur = getattr(agent, "_dict_copies", None)  # Nyström: is D_t a new dictionary?
+            new += cur is not prev
+            prev = cur
         out[m] = (time.process_time() - t0) / window
+        out[("new", m)] = new / window
         if naive_rounds:
             out[("naive", m)] = min(
                 naive_round(agent, problem, arms, ys, rng) for _ in range(naive_rounds)
@@ -133,28 +151,58 @@ def section_100_arms(quick: bool) -> None:
     print(f"1. 100 arms: CPU ms per round (act + update), mean over {window} rounds around t")
     tgp = timed_run(agents.make("tgp-ucb"), problem, f, marks, window, 0)
     head = (
-        f"{'agent':<28} {'t~' + str(marks[0]):>9} {'t~' + str(marks[1]):>9} "
-        f"{'late/early':>10} {'/TGP late':>9} {'naive@late':>10} {'r':>4} {'s':>4}"
+        f"{'agent':<31} {'t~' + str(marks[0]):>9} {'t~' + str(marks[1]):>9} "
+        f"{'late/early':>10} {'/TGP late':>9} {'naive@late':>10} {'r':>4} {'s':>4} {'r0':>4} "
+        f"{'new D_t':>9}"
     )
     print(head + "\n" + "-" * len(head))
     a, b = tgp[marks[0]], tgp[marks[1]]
-    print(f"{'tgp-ucb':<28} {_ms(a)} {_ms(b)} {b / a:>10.2f}")
+    print(f"{'tgp-ucb':<31} {_ms(a)} {_ms(b)} {b / a:>10.2f}")
     cases = [
-        ("ata-gp-ucb-qff", {}),
-        ("ata-gp-ucb-nystrom", {}),
-        ("ata-gp-ucb-nystrom", {"schedule": "theory"}),
+        ("ata-gp-ucb-qff", {}, True),
+        ("ata-gp-ucb-nystrom", {}, True),
+        ("ata-gp-ucb-nystrom", {}, False),
+        ("ata-gp-ucb-nystrom", {"schedule": "theory"}, True),
     ]
-    for name, params in cases:
-        nv = 0 if params else (1 if quick else 2)
-        tt = timed_run(agents.make(name, **params), problem, f, marks, window, nv)
+    for name, params, factored in cases:
+        nv = 0 if params or not factored else (1 if quick else 2)
+        with _factoring(factored):
+            tt = timed_run(agents.make(name, **params), problem, f, marks, window, nv)
         ag = tt["agent"]
         a, b = tt[marks[0]], tt[marks[1]]
         naive = _ms(tt[("naive", marks[1])]) if nv else f"{'-':>9}"
-        label = name + ("[theory]" if params else "")
-        print(
-            f"{label:<28} {_ms(a)} {_ms(b)} {b / a:>10.2f} {b / tgp[marks[1]]:>9.1f} "
-            f"{naive:>10} {ag.Fr_.shape[0]:>4} {ag.Q_.shape[0]:>4}"
+        label = name + ("[theory]" if params else "") + ("" if factored else "[s x s eigh]")
+        L = getattr(ag, "L_", None)
+        r0 = f"{L.shape[1]:>4}" if L is not None else f"{'-':>4}"
+        new = (
+            f"{tt[('new', marks[0])]:4.2f}/{tt[('new', marks[1])]:4.2f}"
+            if hasattr(ag, "_dict_copies")
+            else ""
         )
+        print(
+            f"{label:<31} {_ms(a)} {_ms(b)} {b / a:>10.2f} {b / tgp[marks[1]]:>9.1f} "
+            f"{naive:>10} {ag.Fr_.shape[0]:>4} {ag.Q_.shape[0]:>4} {r0} {new:>9}"
+        )
+    print(
+        "  (r: rank of the embedding; s: distinct dictionary arms / merged QFF features at the "
+        "end;\n   r0: rank of the kernel matrix K = L L^T the Nyström dictionary is factored "
+        "through;\n   [s x s eigh]: the same agent with that factor off (FACTOR_MAX_N = 0), "
+        "i.e. an s x s\n   eigendecomposition of every new dictionary, as before issue 21; "
+        "new D_t: the fraction of\n   rounds of the early/late window that drew a "
+        "dictionary other than the previous one)"
+    )
+
+
+@contextlib.contextmanager
+def _factoring(on: bool):
+    """ATA-GP-UCB-Nyström with (the default) or without its kernel factor ``L``."""
+    saved = ata_gp_ucb.FACTOR_MAX_N
+    if not on:
+        ata_gp_ucb.FACTOR_MAX_N = 0
+    try:
+        yield
+    finally:
+        ata_gp_ucb.FACTOR_MAX_N = saved
 
 
 def section_park_lee(quick: bool) -> None:

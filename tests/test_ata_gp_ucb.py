@@ -596,9 +596,15 @@ def test_a_constant_dictionary_matches_naive_algorithm_2():
     assert_same(fast, naive_ata(p, reward, 3, kind="nystrom", dictionary=fixed))
 
 
-def test_a_problem_without_a_kernel_matrix_gives_the_same_run():
-    """kernel_matrix = None (large n): kernel rows on demand, the same actions and posterior."""
+def test_a_problem_without_a_kernel_matrix_gives_the_same_run(monkeypatch):
+    """kernel_matrix = None (large n): kernel rows on demand, the same actions and posterior.
+    (The dense run does not factor K (FACTOR_MAX_N = 0): both take the s x s path, so the
+    comparison is of the kernel access alone; the factored path is tested above.)"""
     from types import SimpleNamespace
+
+    import agents.heavy_tailed.ata_gp_ucb as ata
+
+    monkeypatch.setattr(ata, "FACTOR_MAX_N", 0)
 
     p = se_problem(n=30, horizon=60)
     lazy = SimpleNamespace(**{k: getattr(p, k) for k in (
@@ -614,8 +620,10 @@ def test_a_lazy_problem_gives_the_same_run_without_a_dense_matrix(monkeypatch):
     """A ``Problem`` whose kernel matrix is lazy (what envs above ``DENSE_MAX_N`` arms
     build) is read through ``kernel_diag`` / ``kernel_block``: never made dense, and the
     same actions and posterior as on the dense problem."""
+    import agents.heavy_tailed.ata_gp_ucb as ata
     from hbo_envs.kernels import LazyKernelMatrix
 
+    monkeypatch.setattr(ata, "FACTOR_MAX_N", 0)  # the same s x s path on both sides
     p = se_problem(n=30, horizon=60)
     lazy = Problem(p.points, LazyKernelMatrix(p.kernel, p.points), p.kernel, B=p.B,
                    alpha=p.alpha, v=p.v, nu=p.nu, sup_f=p.sup_f, horizon=p.horizon)  # fmt: skip
@@ -629,3 +637,122 @@ def test_a_lazy_problem_gives_the_same_run_without_a_dense_matrix(monkeypatch):
     monkeypatch.setattr(LazyKernelMatrix, "__array__", refuse)
     for name, want in dense_runs.items():
         assert_same(run_fast(agents.make(name), lazy, reward, 1), want)
+
+
+# ------------------------------------- a new dictionary: r0 x r0 work, not s x s (issue 21)
+def low_rank_problem(n=24, rank=5, horizon=50, seed=0):
+    """``K = Phi Phi^T`` of exact rank 5 (unit-norm rows, ``k(x, x) = 0.98``): a clean
+    spectral gap, so (K_D^{1/2})^+ keeps the same eigenvalues under any threshold between
+    rounding and O(1) (the naive transcription's rcond 1e-6 and our s * eps)."""
+    rng = np.random.default_rng(seed)
+    Phi = rng.standard_normal((n, rank))
+    Phi *= np.sqrt(0.98) / np.linalg.norm(Phi, axis=1, keepdims=True)
+    return Problem(
+        points=np.linspace(0, 1, n)[:, None], kernel_matrix=Phi @ Phi.T,
+        kernel=EmpiricalKernel("rank-5 test kernel"), B=1.3, alpha=1.0, v=4.0, nu=3.0,
+        sup_f=1.0, horizon=horizon, name="test-low-rank",
+    )  # fmt: skip
+
+
+def _count_calls(monkeypatch, module, name):
+    calls = []
+    fn = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return fn(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def _changing_dictionary(t, counts):
+    # every arm played, 1-3 copies each, one arm left out in turn: D_t changes every round
+    played = np.flatnonzero(counts)
+    out = [a for a in played for _ in range(min(int(counts[a]), 1 + (a + t) % 3))]
+    return [a for a in out if a != played[t % played.size]] or out
+
+
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+def test_dictionaries_past_the_kernel_rank_match_naive_algorithm_2(schedule, monkeypatch):
+    """s > r0 = rank(K): the dictionary is factored through K = L L^T (thin SVD of
+    C^{1/2} L_S, nystrom_factors_from_factor), every round, and still gives Algorithm 2."""
+    import agents.heavy_tailed.ata_gp_ucb as ata
+
+    p = low_rank_problem()
+    calls = _count_calls(monkeypatch, ata, "nystrom_factors_from_factor")
+    reward = reward_stream(p, seed=11)
+    agent = agents.make("ata-gp-ucb-nystrom", schedule=schedule, dictionary=_changing_dictionary)
+    fast = run_fast(agent, p, reward, 4)
+    ref = naive_ata(
+        p, reward, 4, kind="nystrom", schedule=schedule, dictionary=_changing_dictionary
+    )
+    assert_same(fast, ref)
+    assert 5 <= agent.L_.shape[1] < 10 and len(calls) > 30  # the factored path ran most rounds
+    assert len(set(fast[0])) > 5
+
+
+def test_factored_nystrom_equals_the_s_by_s_eigendecomposition():
+    """nystrom_factors_from_factor gives the Q, Fr of nystrom_factors (up to the signs of
+    the basis): the same kept rank, the same Psi = Q Fr to 1e-10, with repeated points."""
+    from agents.features.nystrom import (
+        kernel_factor,
+        nystrom_factors,
+        nystrom_factors_from_factor,
+    )
+
+    K = low_rank_problem(n=40).kernel_matrix
+    L = kernel_factor(K)
+    assert 5 <= L.shape[1] < 10  # rank 5, plus eigenvalues at the rounding level of K
+    np.testing.assert_allclose(L @ L.T, K, atol=1e-14)
+    rng = np.random.default_rng(1)
+    for s in (3, 5, 12, 30):
+        S = np.sort(rng.choice(40, s, replace=False))
+        for c in (np.ones(s, dtype=np.int64), rng.integers(1, 5, s)):
+            Q, Fr = nystrom_factors(K[np.ix_(S, S)], K[S], c)
+            Q2, Fr2 = nystrom_factors_from_factor(L[S], K[S], c)
+            assert Q2.shape == Q.shape and Fr2.shape == Fr.shape == (min(s, 5), 40)
+            np.testing.assert_allclose(Q2.T @ Q2, np.eye(Q2.shape[1]), atol=1e-12)
+            np.testing.assert_allclose(Q2 @ Fr2, Q @ Fr, atol=1e-10)
+
+
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+def test_a_new_dictionary_costs_no_s_by_s_eigendecomposition(schedule, monkeypatch):
+    """The flat-cost structure (not timed): on 100 arms whose kernel has numerical rank
+    r0 ~ 21, every eigendecomposition of a round is at most r0 x r0 and every SVD has r0
+    columns, although a dictionary of s > r0 arms is drawn anew in most rounds (fails on
+    the previous code, which eigendecomposed each new s x s matrix M)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_agents import make_problem
+
+    p, f = make_problem(100, 400)
+    agent = agents.make("ata-gp-ucb-nystrom", schedule=schedule, q=20.0)  # p_a < 1 early
+    agent.reset(p, seed=0)
+    r0 = agent.L_.shape[1]
+    eighs = _count_calls(monkeypatch, np.linalg, "eigh")
+    svds = _count_calls(monkeypatch, np.linalg, "svd")
+    big_changes, prev = 0, None  # rounds with a new dictionary of more than r0 arms
+    for t in range(400):
+        a = agent.act()
+        agent.update(a, float(f[a]) + 0.3 * (-1) ** t)
+        big_changes += agent._dict_copies is not prev and agent.Q_.shape[0] > r0
+        prev = agent._dict_copies
+    assert r0 < 30 and big_changes > 100, (r0, big_changes)
+    assert max(M.shape[0] for M, *_ in eighs) <= r0
+    assert svds and all(A.shape[1] == r0 and A.shape[0] > r0 for A, *_ in svds)
+
+
+def test_the_kernel_factor_is_only_used_for_a_psd_low_rank_matrix():
+    """An indefinite K (beyond rounding) or one of full rank is not factored: the agent
+    keeps the s x s eigendecomposition of Alg. 3's K_SS itself."""
+    from agents.features.nystrom import kernel_factor
+
+    K = low_rank_problem(n=12).kernel_matrix
+    assert kernel_factor(K - 1e-3 * np.eye(12)) is None
+    for p, factored in ((low_rank_problem(n=12), True), (se_problem(n=8, ls=0.05), False)):
+        agent = agents.make("ata-gp-ucb-nystrom")
+        agent.reset(p, seed=0)
+        assert (agent.L_ is not None) == factored

@@ -23,7 +23,7 @@ its total or 0 when the threshold is above or below all of them, else one binary
 ``O(k |P|)`` work per round (``|P|`` arms played) plus ``O(log N)`` per split entry.
 ``Phi~^T Phi~ = sum_a N_a phi~(a) phi~(a)^T`` comes from per-arm counts, one rank-one
 update per round while the embedding stays the same (QFF always; Nyström while ``D_t``
-does not change, which after the first rounds is most rounds on 100 arms).
+does not change: on 100 arms, most rounds while every played arm has ``q sigma~^2 >= 1``).
 
 **In the span of the embedding.** Every ``phi~(x)`` lies in an ``r``-dimensional subspace
 ``span(Q)`` (``r`` = the numerical rank of the QFF feature matrix, or the eigenvalues of
@@ -31,15 +31,22 @@ does not change, which after the first rounds is most rounds on 100 arms).
 and ``V~_t`` is ``lambda`` on its complement, so :func:`truncated_estimate` only
 eigendecomposes the ``r x r`` matrix ``Q^T V~_t Q``. ``r`` is bounded on a fixed domain
 (17-18 for the SE kernel ``l = 0.2`` on 100 arms in ``[0, 1]``) while the dictionary size
-``s`` and ``2m`` are not; the round costs ``O(r^3 + r^2 n + k r |P|)``, plus
-``O(s^3 + r s n)`` for a new Nyström dictionary (see :mod:`agents.features.nystrom` for
-the exact reduction of a dictionary with repeated points). ``mu~_t = W^T r^`` and
+``s`` and ``2m`` are not; the round costs ``O(r^3 + r^2 n + k r |P|)``, plus, for a new
+Nyström dictionary, ``O(s r0^2 + r0^3 + r s n + r^2 |P|)``: the thin SVD of
+``C^{1/2} L_S`` (``s x r0``) with ``K = L L^T`` factored once at ``reset`` (``r0`` the
+numerical rank of ``K``, 21 on those 100 arms) instead of the eigendecomposition of the
+``s x s`` matrix ``C^{1/2} K_SS C^{1/2}`` (kept when there is no dense ``K`` or more than
+:data:`FACTOR_MAX_N` arms, and for ``s <= r0``), and ``Phi~^T Phi~`` rebuilt from the
+per-arm counts (see :mod:`agents.features.nystrom` for both reductions). Late in a run
+the dictionary is new every round, early it is the same for many rounds, so a Nyström
+round late costs one thin SVD more than early. ``mu~_t = W^T r^`` and
 ``lambda phi~^T V~^{-1} phi~ = lambda ||W[:, x]||^2``. ``benchmarks/bench_ata.py``
 measures it beside TGP-UCB and the naive Algorithm 2.
 
-Nothing is approximated beyond the algorithm itself; ``tests/test_ata_gp_ucb.py`` checks
+Nothing is approximated beyond the algorithm itself (the kernel factor ``L`` leaves out
+only eigenvalues of ``K`` at the level of its rounding); ``tests/test_ata_gp_ucb.py`` checks
 actions and estimates against a naive transcription of Algorithm 2 (per-observation loops,
-``t x m`` matrices).
+``t x m`` matrices), with dictionaries of fewer and of more than ``r0`` arms.
 """
 
 from __future__ import annotations
@@ -52,7 +59,9 @@ from typing import Any
 import numpy as np
 
 from agents.features.nystrom import (
+    kernel_factor,
     nystrom_factors,
+    nystrom_factors_from_factor,
     sample_copies_distinct,
     sample_copies_per_arm,
 )
@@ -73,9 +82,14 @@ __all__ = [
     "ATA_LAM_RANGE",
     "ATA_MIN_EPS",
     "ArmRewards",
+    "FACTOR_MAX_N",
     "QFF_WARN_ERROR",
     "truncated_estimate",
 ]
+
+#: Largest number of arms for which ATA-GP-UCB-Nyström factors the dense kernel matrix at
+#: ``reset`` (one ``n x n`` eigendecomposition, ``O(n^3)``).
+FACTOR_MAX_N = 2000
 
 #: ``reset`` warns when the QFF sup-norm error on the candidate set is at least this.
 QFF_WARN_ERROR = 0.1
@@ -547,6 +561,10 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         Current dictionary size ``m_t`` (with repetitions).
     dictionary_sizes_ : list of int
         ``m_t`` of every round.
+    L_ : ndarray (n, r0) or None
+        ``K = L_ L_^T`` (:func:`~agents.features.nystrom.kernel_factor`), through which a
+        dictionary of more than ``r0`` distinct arms is factored; ``None`` without a dense
+        PSD kernel matrix of rank ``< n`` on at most :data:`FACTOR_MAX_N` arms.
 
     >>> import numpy as np, agents
     >>> from hbo_envs.kernels import Matern
@@ -597,6 +615,16 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             )
         self.eps_, self.q_ = eps, q
         self.K_ = _dense_kernel(problem)
+        # K = L_ L_^T (n x r0, r0 the numerical rank of K): the eigendecomposition of a
+        # new dictionary's s x s matrix becomes the thin SVD of an s x r0 one
+        # (nystrom_factors_from_factor). None: no dense K, too many arms, K not PSD, or
+        # of full rank (s > r0 = n never happens).
+        L = (
+            kernel_factor(self.K_)
+            if self.K_ is not None and self.K_.shape[0] <= FACTOR_MAX_N
+            else None
+        )
+        self.L_ = L if L is not None and 0 < L.shape[1] < L.shape[0] else None
         self.m_ = 0
         self.dictionary_sizes_: list[int] = []
         # The factorisation of the current dictionary (kept while D_t stays the same).
@@ -680,12 +708,17 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             self.m_ = int(c.sum())
             self._dict_copies = copies
             # psi~_t = Q_ Fr_ (s x n): the reduced phi~_t (agents.features.nystrom), with
-            # Q_ (s x r) orthonormal; r = 0 for an empty dictionary.
-            self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
+            # Q_ (s x r) orthonormal; r = 0 for an empty dictionary. Past r0 = rank(K)
+            # distinct arms, from the thin SVD of C^{1/2} L_S (s x r0) instead of the
+            # eigendecomposition of M = C^{1/2} K_SS C^{1/2} (s x s): the same factors.
+            if self.L_ is not None and self.L_.shape[1] < S.size:
+                self.Q_, self.Fr_ = nystrom_factors_from_factor(self.L_[S], self.K_[S], c)
+            else:
+                self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
             self.fr2_ = np.einsum("ia,ia->a", self.Fr_, self.Fr_)  # phi~^T phi~
             # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
             self.level_scale_ = np.sqrt(c.astype(float))
-            P = self.rewards_.played
+            P = self.rewards_.played_idx
             FrP = self.Fr_[:, P]
             self.Gr_ = (FrP * N[P].astype(float)) @ FrP.T  # Phi~^T Phi~ from per-arm counts
         self.dictionary_sizes_.append(self.m_)
