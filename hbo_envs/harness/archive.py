@@ -173,9 +173,6 @@ _PL_5D = (
 #: full protocol. Raise these (or delete an entry) and run ``hbo-bench archive build`` to
 #: extend the archive: finished cells are kept, only new ones run.
 BUDGETS: dict[str, Budget] = {
-    "cg2019-fig1a": Budget(seeds=10, horizon=5000, reason=_CORES),
-    "cg2019-fig1b": Budget(seeds=10, horizon=5000, reason=_CORES),
-    "cg2019-fig1c": Budget(seeds=10, horizon=5000, reason=_CORES),
     "cg2019-fig1f": Budget(seeds=10, reason=_CORES),
     "cg2019-fig1e": Budget(seeds=3, reason=_CORES),
     "cg2019-lower-bound": Budget(seeds=5, horizons=(300, 600, 1200), reason=_CORES),
