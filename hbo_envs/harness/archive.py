@@ -559,7 +559,7 @@ def build(
     backend: str = "local",
     workers: int | None = None,
     address: str | None = None,
-    batch: int = 8,
+    batch: int = 40,
     max_cells: int | None = None,
     log: Any = print,
 ) -> dict[str, int]:
@@ -569,7 +569,10 @@ def build(
     note, when their data is absent). Cells run through
     :func:`~hbo_envs.harness.runner.run_sweep` in batches of ``batch`` (in a resumable work
     directory ``work``, default ``<root>/../.archive-work``); each batch is merged into the
-    archive as soon as it finishes. ``max_cells`` stops after that many cells (a time box).
+    archive as soon as it finishes. (A merge batch is not a seed batch: inside it, the
+    seeds of an agent that allows it run as one vectorized task, see
+    :func:`~hbo_envs.harness.runner.run_sweep`; 40 cells hold a whole agent's seeds of
+    most experiments.) ``max_cells`` stops after that many cells (a time box).
     Returns ``{"run", "failed", "stale_rerun", "skipped_done"}``.
     """
     import time
@@ -780,7 +783,7 @@ def add_parser(sub: Any) -> None:
     b = asub.add_parser("build", help="run the archive's missing and stale cells (resumable)")
     b.add_argument("names", nargs="*", help="experiments (default: all, see reproduce --list)")
     b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
-    b.add_argument("--batch", type=int, default=8, help="cells merged into the archive at once")
+    b.add_argument("--batch", type=int, default=40, help="cells merged into the archive at once")
     v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
     v.add_argument("names", nargs="*")
     v.add_argument("--sample", type=int, default=3, help="cells per experiment")
