@@ -342,3 +342,32 @@ def test_rcgp_adaptive_flat_refit_with_many_outside_the_plateau():
 def test_outlier_gp_ucb_flat_bookkeeping_plays_as_the_previous_implementation(env_id, seed):
     new, old = _lockstep(OutlierGPUCB(), _PreviousOutlierGPUCB(), env_id, 300, seed)
     assert np.array_equal(new.outliers_, old.outliers_)
+
+
+def test_plateau_rewards_split_is_exact_at_the_boundaries():
+    # count/sum inside [g - L, g + L] from the sorted main rewards, every other reward
+    # returned for individual weighting: together they are every reward exactly once, and
+    # what is counted inside is inside (rewards on the boundary may go either way).
+    from agents.robust.rcgp_ucb import PlateauRewards
+
+    rng = np.random.default_rng(2)
+    n, L = 6, 0.5
+    rw = PlateauRewards(n, bound=10.0)
+    arms = rng.integers(0, n - 1, 400)  # arm n - 1 never played
+    ys = rng.normal(size=400) * 0.6
+    ys[::50] = 1e12  # beyond the bound
+    centre = rng.normal(size=n) * 0.3
+    ys[1::40] = centre[arms[1::40]] + L  # exactly on the boundary
+    ys[2::40] = centre[arms[2::40]] - L
+    for a, y in zip(arms, ys, strict=True):
+        rw.add(int(a), float(y))
+    cnt, tot, oa, oy = rw.statistics(centre, L)
+    inside = np.abs(ys - centre[arms]) <= L
+    np.testing.assert_array_equal(
+        cnt + np.bincount(oa, minlength=n), np.bincount(arms, minlength=n)
+    )
+    ref = np.bincount(arms, weights=np.where(inside, ys, 0.0), minlength=n)
+    in_out = np.bincount(oa, weights=np.where(np.abs(oy - centre[oa]) <= L, oy, 0.0), minlength=n)
+    np.testing.assert_allclose(tot + in_out, ref, atol=1e-12)
+    assert cnt[n - 1] == 0 and tot[n - 1] == 0.0
+    assert np.count_nonzero(oy == 1e12) == np.count_nonzero(ys == 1e12)
