@@ -1,26 +1,30 @@
 """Per-round cost of the issue-19 robust agents next to naive references, in one run.
 
-On ``hbo/Frequency-SE-v0`` (100 arms, the CG SE objective, ``T_c = 10`` corruptions of
-``1e12``) it prints, for each agent, the mean per-round time (``act`` + ``update``, agent
-only) in blocks of rounds, and for a naive reference written from the formulas (a ``t x t``
-solve from scratch at round ``t``, timed at growing ``t`` on the agent's own history):
+On ``hbo/RKHS-SE-StudentT-v0`` (100 arms; ``--env`` for another, e.g.
+``hbo/Frequency-SE-v0``) it prints, for each agent, the mean per-round agent time
+(``act`` + ``update``, process CPU time, one BLAS thread) in three blocks of 200 rounds —
+early (rounds 200-400), mid (around ``T/2``), late (the last 200) — at ``T = 2 * 10^4``
+(``--quick``: ``T = 2000``). A cost flat in ``t`` shows as three equal numbers. Beside it:
 
-- ``rcgp-ucb`` — one engine update per round (flat in ``t``); naive: the RCGP posterior
-  ``k^T (K_t + sigma^2 J)^{-1} (y - m_w)`` and its variance by a ``t x t`` solve;
-- ``rcgp-ucb-adaptive`` — a fresh engine fed one observation per distinct arm each round
-  (``O(t + |S| n^2)``, bounded once every arm is played); naive: two ``t x t`` solves
-  (anchor and acquisition model);
-- ``ec-gp-ucb`` — GP-UCB's cost; naive: one ``t x t`` solve;
-- ``outlier-gp-ucb`` — a Student-t Laplace fit on ``|S|`` latent values every
-  ``n_schedule = 2`` rounds plus a refit on the inliers; naive: the Laplace mode by
-  ``scipy.optimize.minimize`` (BFGS) on the exact log posterior over the ``t`` observations'
-  latent values plus a ``t x t`` solve.
+- for ``rcgp-ucb-adaptive`` and ``outlier-gp-ucb``, the **previous** implementation
+  (copied below: a fresh engine fed one observation per played arm, every RCGP weight
+  recomputed over the ``t`` observations; ``np.unique`` and Python lists around the
+  outlier diagnostic) on the same trajectory — the line says whether its actions were
+  identical to the new one's;
+- a **naive** reference written from the formulas (a ``t x t`` solve from scratch at round
+  ``t``, timed on the agent's own history at ``t`` = 200 and 1000, best of 3; the outlier
+  diagnostic's exact MAP by L-BFGS-B over ``t`` latents at ``t`` = 200 and 400 only):
+  ``rcgp-ucb`` the RCGP posterior ``k^T (K_t + sigma^2 J)^{-1} (y - m_w)``; the adaptive
+  variant two such solves (anchor and acquisition model); ``gp-ucb``/``ec-gp-ucb`` one GP
+  solve.
 
-BLAS is limited to one thread for both columns (as the harness runs every cell), so an
-oversubscribed machine does not penalise the naive LAPACK solves more than the engine.
+What stays ``O(t)``: ``outlier-gp-ucb``'s diagnosis (every ``n_schedule = 2`` rounds) fits
+the Student-t GP by Laplace over all ``t`` observations — the published procedure — so its
+late block is larger than its early one; everything around the fit is flat.
 
-Run: ``python benchmarks/bench_robust.py`` (``--quick``: T = 300). Not a test: timings
-depend on the machine and its load (printed); compare the columns, not absolute numbers.
+Run: ``python benchmarks/bench_robust.py`` (a few minutes; the previous implementations
+are the slow part). Not a test: timings depend on the machine and its load (printed);
+compare the columns of one run, not absolute numbers.
 """
 
 from __future__ import annotations
@@ -37,35 +41,116 @@ from threadpoolctl import threadpool_limits
 
 import agents
 import hbo_envs  # noqa: F401
-from agents.robust.rcgp_ucb import pimq_weight_terms
+from agents.gp.engine import GPPosteriorEngine
+from agents.robust.outlier_gp_ucb import OutlierGPUCB, flag_outliers, student_t_laplace
+from agents.robust.rcgp_ucb import RCGPUCBAdaptive, pimq_weight_terms
 
-ENV = "hbo/Frequency-SE-v0"
+ENV = "hbo/RKHS-SE-StudentT-v0"
 AGENTS = ("gp-ucb", "rcgp-ucb", "rcgp-ucb-adaptive", "ec-gp-ucb", "outlier-gp-ucb")
 
 
-def timed_run(name: str, T: int, blocks: int):
-    env = gym.make(ENV, horizon=T).unwrapped
+class PreviousRCGPAdaptive(RCGPUCBAdaptive):
+    """The refit before issue 21's flat-cost change, verbatim: every weight recomputed over
+    the ``t`` observations, a fresh engine fed one aggregated observation per played arm."""
+
+    def _setup(self, problem):
+        super()._setup(problem)
+        self._arms, self._ys = [], []
+
+    def _observe(self, arm, reward):
+        lam = self.lam_
+        if self._arms:
+            a0, y0 = self._arms[-1], self._ys[-1]
+            J, sh = pimq_weight_terms(np.array([y0]), self.L_anchor_, self.c_, lam)
+            self.anchor_.observe(a0, y0 - float(sh[0]), noise_var=lam * float(J[0]))
+        self._arms.append(arm)
+        self._ys.append(reward)
+        arms = np.asarray(self._arms)
+        ys = np.asarray(self._ys)
+        centre = self.anchor_.mean[arms, 0]
+        J, sh = pimq_weight_terms(ys - centre, self.L_, self.c_, lam)
+        with np.errstate(divide="ignore"):
+            prec = 1.0 / (lam * J)
+        n = self.n_
+        P = np.bincount(arms, weights=prec, minlength=n)
+        Z = np.bincount(arms, weights=(ys - sh) * prec, minlength=n)
+        eng = GPPosteriorEngine(self.problem_, lam)
+        for a in np.flatnonzero(P > 0):
+            eng.observe(int(a), Z[a] / P[a], noise_var=1.0 / P[a])
+        self.engine_ = eng
+
+
+class PreviousOutlierGPUCB(OutlierGPUCB):
+    """The outlier agent before issue 21's change, verbatim: Python lists, ``np.unique``
+    and the quantile per diagnosis, a fresh engine fed one observation per inlier arm."""
+
+    def _setup(self, problem):
+        super()._setup(problem)
+        self._arms, self._ys = [], []
+        self._outlier = np.zeros(0, dtype=bool)
+
+    def _diagnose(self):
+        arms = np.asarray(self._arms)
+        y = np.asarray(self._ys)
+        S, idx = np.unique(arms, return_inverse=True)
+        K_SS = self.problem_.kernel_block(S, S)
+        f_hat, var = student_t_laplace(K_SS, idx, y, self.nu_, self.scale_)
+        noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
+        flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + noise), self.nu_, self.alpha_)
+        if np.mean(flags) <= self.max_frac_:
+            self._outlier = flags
+        else:
+            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
+
+    def _observe(self, arm, reward):
+        self._arms.append(arm)
+        self._ys.append(reward)
+        t = len(self._arms)
+        if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
+            self._diagnose()
+            inl = ~self._outlier
+            arms = np.asarray(self._arms)[inl]
+            ys = np.asarray(self._ys)[inl]
+            cnt = np.bincount(arms, minlength=self.n_)
+            tot = np.bincount(arms, weights=ys, minlength=self.n_)
+            eng = GPPosteriorEngine(self.problem_, self.lam_)
+            for a in np.flatnonzero(cnt):
+                eng.observe(int(a), tot[a] / cnt[a], noise_var=self.lam_ / cnt[a])
+            self.engine_ = eng
+        else:
+            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
+            self.engine_.observe(arm, reward)
+
+
+PREVIOUS = {"rcgp-ucb-adaptive": PreviousRCGPAdaptive, "outlier-gp-ucb": PreviousOutlierGPUCB}
+
+
+def blocks_of(T: int) -> list[tuple[int, int]]:
+    """Early (200-400), mid (200 rounds around T/2) and late (the last 200) rounds."""
+    return [(200, 400), (T // 2 - 100, T // 2 + 100), (T - 200, T)]
+
+
+def timed_run(ag, env_id: str, T: int):
+    """Mean agent CPU time per round (us) in each block; the actions and rewards."""
+    env = gym.make(env_id, horizon=T).unwrapped
     env.reset(seed=0)
-    ag = agents.make(name)
     ag.reset(env.problem, seed=0)
-    edges = np.linspace(0, T, blocks + 1).astype(int)
-    per_block = np.zeros(blocks)
-    arms, ys = [], []
-    perf = time.perf_counter
-    for b in range(blocks):
-        spent = []
-        for _ in range(edges[b], edges[b + 1]):
-            s = perf()
-            a = ag.act()
-            m = perf()
-            _, y, _, _, _ = env.step(a)
-            s2 = perf()
-            ag.update(a, y)
-            spent.append((m - s) + (perf() - s2))
-            arms.append(a)
-            ys.append(y)
-        per_block[b] = 1e6 * float(np.median(spent))  # median: robust to a loaded machine
-    return per_block, ag, np.asarray(arms), np.asarray(ys)
+    blocks = blocks_of(T)
+    spent = np.zeros(T)
+    arms, ys = np.zeros(T, dtype=int), np.zeros(T)
+    clock = time.process_time
+    for t in range(T):
+        s = clock()
+        a = ag.act()
+        m = clock()
+        _, y, _, _, _ = env.step(a)
+        s2 = clock()
+        ag.update(a, y)
+        spent[t] = (m - s) + (clock() - s2)
+        arms[t], ys[t] = a, y
+    # mean, not median: outlier-gp-ucb alternates diagnosis and plain rounds
+    per_block = [1e6 * float(np.mean(spent[lo:hi])) for lo, hi in blocks]
+    return per_block, arms, ys
 
 
 def _solve(K, arms, targets, noise):
@@ -103,32 +188,43 @@ def naive_round(name: str, ag, K, arms, ys) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--quick", action="store_true")
+    p.add_argument("--quick", action="store_true", help="T = 2000 instead of 2 * 10^4")
+    p.add_argument("--env", default=ENV)
+    p.add_argument("--agents", default=",".join(AGENTS), help="comma-separated names")
     args = p.parse_args()
-    T = 300 if args.quick else 1000
-    blocks = 5
-    checkpoints = [T // 10, T // 2, T]
+    T = 2000 if args.quick else 20_000
+    spans = ", ".join(f"{lo}-{hi}" for lo, hi in blocks_of(T))
     print(
-        f"# bench_robust: {ENV}, T = {T}, python {platform.python_version()}, "
-        f"{platform.machine()}, load average {os.getloadavg()} at start"
+        f"# bench_robust: {args.env}, T = {T}, blocks of rounds [{spans}], "
+        f"python {platform.python_version()}, {platform.machine()}, "
+        f"load average {os.getloadavg()} at start"
     )
-    for name in AGENTS:
-        per_block, ag, arms, ys = timed_run(name, T, blocks)
+    print("# agent CPU us/round, mean per block (early, mid, late)")
+    for name in args.agents.split(","):
+        per_block, arms, ys = timed_run(agents.make(name), args.env, T)
+        line = f"{name:18s} now [{', '.join(f'{x:,.0f}' for x in per_block)}]"
+        if name in PREVIOUS:
+            prev, p_arms, _ = timed_run(PREVIOUS[name](), args.env, T)
+            same = bool(np.array_equal(arms, p_arms))
+            line += (
+                f" | previous [{', '.join(f'{x:,.0f}' for x in prev)}]"
+                f" | actions identical over {T} rounds: {same}"
+            )
+        ag = agents.make(name)
+        env = gym.make(args.env, horizon=T).unwrapped
+        env.reset(seed=0)
+        ag.reset(env.problem, seed=0)
         K = np.asarray(ag.problem_.kernel_matrix)
         naive = {}
-        for t in checkpoints:
+        for t in (200, 400) if name == "outlier-gp-ucb" else (200, 1000):
             reps = []
             for _ in range(3):  # best of 3: robust to a loaded machine
-                s = time.perf_counter()
+                s = time.process_time()
                 naive_round(name, ag, K, arms[:t], ys[:t])
-                reps.append(time.perf_counter() - s)
+                reps.append(time.process_time() - s)
             naive[t] = 1e6 * min(reps)
-        blk = ", ".join(f"{x:,.0f}" for x in per_block)
-        nv = ", ".join(f"t={t}: {v:,.0f}" for t, v in naive.items())
-        print(
-            f"{name:20s} agent median us/round by block of {T // blocks}: [{blk}] | "
-            f"naive us/round (best of 3): {nv}"
-        )
+        line += " | naive: " + ", ".join(f"t={t}: {v:,.0f}" for t, v in naive.items())
+        print(line, flush=True)
     print(f"# load average at end {os.getloadavg()}")
 
 

@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 import agents
-from agents.robust.outlier_gp_ucb import flag_outliers, student_t_laplace
-from agents.robust.rcgp_ucb import pimq_weight_terms
+from agents.gp.engine import GPPosteriorEngine
+from agents.robust.outlier_gp_ucb import OutlierGPUCB, flag_outliers, student_t_laplace
+from agents.robust.rcgp_ucb import RCGPUCBAdaptive, pimq_weight_terms
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.problem import Problem
 
@@ -199,3 +200,174 @@ def test_huge_corruptions_keep_outputs_finite(name):
         agent.update(a, 1e15 if i % 5 == 0 else 0.1)
     m, w = agent.posterior()
     assert np.all(np.isfinite(m)) and np.all(np.isfinite(w))
+
+
+# --------------------------------------------------------------------------------------
+# The flat-cost refits (issue 21) against the previous implementations, transcribed here
+# verbatim: a fresh engine fed one aggregated observation per played arm, every weight
+# recomputed over all t observations (RCGP-A2); np.unique and Python lists (outlier).
+
+
+class _PreviousRCGPAdaptive(RCGPUCBAdaptive):
+    def _setup(self, problem):
+        super()._setup(problem)
+        self._arms: list[int] = []
+        self._ys: list[float] = []
+
+    def _observe(self, arm, reward):
+        lam = self.lam_
+        if self._arms:
+            a0, y0 = self._arms[-1], self._ys[-1]
+            J, sh = pimq_weight_terms(np.array([y0]), self.L_anchor_, self.c_, lam)
+            self.anchor_.observe(a0, y0 - float(sh[0]), noise_var=lam * float(J[0]))
+        self._arms.append(arm)
+        self._ys.append(reward)
+        arms = np.asarray(self._arms)
+        ys = np.asarray(self._ys)
+        centre = self.anchor_.mean[arms, 0]
+        J, sh = pimq_weight_terms(ys - centre, self.L_, self.c_, lam)
+        with np.errstate(divide="ignore"):
+            prec = 1.0 / (lam * J)
+        n = self.n_
+        P = np.bincount(arms, weights=prec, minlength=n)
+        Z = np.bincount(arms, weights=(ys - sh) * prec, minlength=n)
+        eng = GPPosteriorEngine(self.problem_, lam)
+        for a in np.flatnonzero(P > 0):
+            eng.observe(int(a), Z[a] / P[a], noise_var=1.0 / P[a])
+        self.engine_ = eng
+
+
+class _PreviousOutlierGPUCB(OutlierGPUCB):
+    def _setup(self, problem):
+        super()._setup(problem)
+        self._arms: list[int] = []
+        self._ys: list[float] = []
+        self._outlier = np.zeros(0, dtype=bool)
+
+    def _diagnose(self):
+        arms = np.asarray(self._arms)
+        y = np.asarray(self._ys)
+        S, idx = np.unique(arms, return_inverse=True)
+        K_SS = self.problem_.kernel_block(S, S)
+        f_hat, var = student_t_laplace(K_SS, idx, y, self.nu_, self.scale_)
+        noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
+        flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + noise), self.nu_, self.alpha_)
+        if np.mean(flags) <= self.max_frac_:
+            self._outlier = flags
+        else:
+            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
+
+    def _observe(self, arm, reward):
+        self._arms.append(arm)
+        self._ys.append(reward)
+        t = len(self._arms)
+        if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
+            self._diagnose()
+            inl = ~self._outlier
+            arms = np.asarray(self._arms)[inl]
+            ys = np.asarray(self._ys)[inl]
+            cnt = np.bincount(arms, minlength=self.n_)
+            tot = np.bincount(arms, weights=ys, minlength=self.n_)
+            eng = GPPosteriorEngine(self.problem_, self.lam_)
+            for a in np.flatnonzero(cnt):
+                eng.observe(int(a), tot[a] / cnt[a], noise_var=self.lam_ / cnt[a])
+            self.engine_ = eng
+        else:
+            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
+            self.engine_.observe(arm, reward)
+
+    @property
+    def outliers_(self):
+        return self._outlier.copy()
+
+
+def _lockstep(new, old, env_id, rounds, seed, check_every=25):
+    """Run both agents on one env trajectory; assert equal actions every round and equal
+    posteriors (to rounding) every ``check_every`` rounds."""
+    import gymnasium as gym
+
+    import hbo_envs  # noqa: F401
+
+    env = gym.make(env_id, horizon=rounds).unwrapped
+    env.reset(seed=seed)
+    new.reset(env.problem, seed=seed)
+    old.reset(env.problem, seed=seed)
+    for t in range(rounds):
+        a = new.act()
+        assert a == old.act(), f"round {t}"
+        _, y, _, _, _ = env.step(a)
+        new.update(a, y)
+        old.update(a, y)
+        if t % check_every == 0 or t == rounds - 1:
+            (m1, w1), (m2, w2) = new.posterior(), old.posterior()
+            np.testing.assert_allclose(m1, m2, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(w1, w2, rtol=1e-9, atol=1e-9)
+    return new, old
+
+
+@pytest.mark.parametrize(
+    "env_id, seed",
+    [("hbo/RKHS-SE-StudentT-v0", 0), ("hbo/Frequency-SE-v0", 1), ("hbo/Frequency-SE-v0", 2)],
+)
+def test_rcgp_adaptive_flat_refit_plays_as_the_previous_implementation(env_id, seed):
+    _lockstep(RCGPUCBAdaptive(), _PreviousRCGPAdaptive(), env_id, 400, seed)
+
+
+def test_rcgp_adaptive_flat_refit_with_many_outside_the_plateau():
+    # a narrow plateau puts most residuals outside it, and corruptions of +-1e12 beyond the
+    # core bound: both paths of PlateauRewards, merges included
+    p = problem(n=15, horizon=300)
+    rng = np.random.default_rng(5)
+    f = np.sin(5 * p.points[:, 0])
+    new = RCGPUCBAdaptive(L=0.05, L_anchor=0.1, c=0.3, beta=1.0)
+    old = _PreviousRCGPAdaptive(L=0.05, L_anchor=0.1, c=0.3, beta=1.0)
+    new.reset(p, seed=0)
+    old.reset(p, seed=0)
+    for t in range(300):
+        a = new.act()
+        assert a == old.act()
+        y = f[a] + 0.1 * rng.standard_t(2)
+        if t % 37 == 5:
+            y = (-1e12, 1e12)[t % 2]
+        new.update(a, y)
+        old.update(a, y)
+    (m1, w1), (m2, w2) = new.posterior(), old.posterior()
+    np.testing.assert_allclose(m1, m2, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(w1, w2, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "env_id, seed", [("hbo/RKHS-SE-StudentT-v0", 0), ("hbo/Frequency-SE-v0", 1)]
+)
+def test_outlier_gp_ucb_flat_bookkeeping_plays_as_the_previous_implementation(env_id, seed):
+    new, old = _lockstep(OutlierGPUCB(), _PreviousOutlierGPUCB(), env_id, 300, seed)
+    assert np.array_equal(new.outliers_, old.outliers_)
+
+
+def test_plateau_rewards_split_is_exact_at_the_boundaries():
+    # count/sum inside [g - L, g + L] from the sorted main rewards, every other reward
+    # returned for individual weighting: together they are every reward exactly once, and
+    # what is counted inside is inside (rewards on the boundary may go either way).
+    from agents.robust.rcgp_ucb import PlateauRewards
+
+    rng = np.random.default_rng(2)
+    n, L = 6, 0.5
+    rw = PlateauRewards(n, bound=10.0)
+    arms = rng.integers(0, n - 1, 400)  # arm n - 1 never played
+    ys = rng.normal(size=400) * 0.6
+    ys[::50] = 1e12  # beyond the bound
+    centre = rng.normal(size=n) * 0.3
+    ys[1::40] = centre[arms[1::40]] + L  # exactly on the boundary
+    ys[2::40] = centre[arms[2::40]] - L
+    for a, y in zip(arms, ys, strict=True):
+        rw.add(int(a), float(y))
+    cnt, tot, oa, oy = rw.statistics(centre, L)
+    inside = np.abs(ys - centre[arms]) <= L
+    np.testing.assert_array_equal(
+        cnt + np.bincount(oa, minlength=n), np.bincount(arms, minlength=n)
+    )
+    ref = np.bincount(arms, weights=np.where(inside, ys, 0.0), minlength=n)
+    in_out = np.bincount(oa, weights=np.where(np.abs(oy - centre[oa]) <= L, oy, 0.0), minlength=n)
+    np.testing.assert_allclose(tot + in_out, ref, atol=1e-12)
+    assert cnt[n - 1] == 0 and tot[n - 1] == 0.0
+    assert np.count_nonzero(oy == 1e12) == np.count_nonzero(ys == 1e12)

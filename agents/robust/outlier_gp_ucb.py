@@ -50,9 +50,19 @@ def student_t_laplace(
     B = np.eye(m) + sw[:, None] * K_SS * sw[None, :]
     Lb = linalg.cholesky(B, lower=True)
     f = np.zeros(m)
+    # The O(t) part of an iteration, in preallocated buffers (the same floating-point
+    # operations as ``(nu + 1) r / (nu s^2 + r^2)`` with ``r = y - f[idx]``).
+    nu1, c = nu + 1.0, nu * scale**2
+    r = np.empty_like(y, dtype=float)
+    den = np.empty_like(r)
     for _ in range(iters):
-        r = y - f[idx]
-        g = np.bincount(idx, weights=(nu + 1.0) * r / (nu * scale**2 + r * r), minlength=m)
+        np.take(f, idx, out=r)
+        np.subtract(y, r, out=r)
+        np.multiply(r, r, out=den)
+        den += c
+        np.multiply(r, nu1, out=r)
+        r /= den
+        g = np.bincount(idx, weights=r, minlength=m)
         # Fisher-scoring step: f_new = (K^{-1} + W)^{-1} (W f + g)
         b = W * f + g
         v = linalg.cho_solve((Lb, True), sw * (K_SS @ b))
@@ -86,12 +96,27 @@ class OutlierGPUCB(GPUCB):
        ``s_i = sqrt(var f(x_i) + scale^2 nu / (nu - 2))`` at each observation; flag ``y_i``
        outside ``m_i +- t_{nu, 1 - alpha/2} s_i`` (:func:`flag_outliers`).
     3. **Safeguard.** If more than ``max_outlier_fraction`` would be flagged, keep the old mask.
-    4. **Fit.** The Gaussian GP of GP-UCB on the inliers (a fresh engine fed one averaged
-       observation per arm with noise ``lambda / count``: exact), then GP-UCB's rule.
+    4. **Fit.** The Gaussian GP of GP-UCB on the inliers, from the per-arm inlier counts
+       ``n_a`` and reward sums ``s_a`` (the GP posterior depends on the data only through
+       them: :meth:`~agents.gp.engine.GPPosteriorEngine.from_statistics` with
+       ``precision = n_a``, ``sums = s_a``; exact), then GP-UCB's rule.
 
-    Cost: a diagnosis round is ``O(|S|^3 + t)`` per Newton step plus the refit
-    ``O(|S| n^2)``; other rounds ``O(n^2)`` (one engine update). Kernel hyperparameters are
-    the problem's (no refit; the re-implementation refits them by maximum likelihood).
+    Cost. A diagnosis round stays ``O(t)``: the Laplace fit over all ``t`` observations is
+    the published procedure (note §2, step 2), and each Fisher-scoring iteration passes
+    over them once (``r = y - f[idx]``, the score, a ``bincount``: ``O(t + |S|^2)``, up to
+    ``iters`` of them, plus one ``O(|S|^3)`` Cholesky of ``B = I + W^{1/2} K_SS W^{1/2}``),
+    as do the flags and the inlier counts. ``W`` holds the per-arm counts, which grow
+    between diagnoses, so ``B``'s factor cannot be reused; the iteration starts cold from
+    ``f = 0`` (a warm start from the previous mode could reach another local mode: the
+    Student-t posterior is not log-concave). Everything around it is flat in ``t``: the
+    observations live in numpy buffers grown by doubling (no list conversions), the
+    played-arm positions and ``K_SS`` are cached (no ``np.unique`` sort), the Student-t
+    quantile is computed once, and the Gaussian GP on the inliers is re-derived from the
+    per-arm inlier counts and sums in one
+    :meth:`~agents.gp.engine.GPPosteriorEngine.from_statistics` (``O(|S|^3 + n^2 |S|)``
+    in BLAS, instead of ``|S|`` Python-level updates). Other rounds ``O(n^2)`` (one engine
+    update). Kernel hyperparameters are the problem's (no refit; the re-implementation
+    refits them by maximum likelihood).
 
     Parameters: as :class:`~agents.gp.gp_ucb.GPUCB` plus ``n_init`` (10), ``n_schedule``
     (2), ``nu`` (4, ``> 2``), ``alpha`` (0.05), ``max_outlier_fraction`` (0.5) — the
@@ -141,43 +166,58 @@ class OutlierGPUCB(GPUCB):
         else:
             nu = self._constant(problem, "nu", override="scale")
             self.scale_ = max(nu ** (1.0 / (1.0 + float(problem.alpha))), 1e-12)
-        self._arms: list[int] = []
-        self._ys: list[float] = []
-        self._outlier = np.zeros(0, dtype=bool)
+        # observations (oldest first) in buffers grown by doubling; _t of them are used
+        self._t = 0
+        self._arm_buf = np.empty(64, dtype=np.intp)
+        self._y_buf = np.empty(64)
+        self._out_buf = np.zeros(64, dtype=bool)  # the outlier mask
+        # the played arms S (ascending, as np.unique gives them), each arm's position in S
+        self._pos = np.full(self.n_, -1, dtype=np.intp)
+        self._S = np.zeros(0, dtype=np.intp)
+        self._K_SS: np.ndarray | None = None
+        # t_{nu, 1 - alpha/2} of flag_outliers, once
+        self._q = float(stats.t.ppf(1.0 - self.alpha_ / 2.0, self.nu_))
 
     def _diagnose(self) -> None:
-        arms = np.asarray(self._arms)
-        y = np.asarray(self._ys)
-        S, idx = np.unique(arms, return_inverse=True)
-        K_SS = self.problem_.kernel_block(S, S)
-        f_hat, var = student_t_laplace(K_SS, idx, y, self.nu_, self.scale_)
+        t = self._t
+        arms, y = self._arm_buf[:t], self._y_buf[:t]
+        if self._K_SS is None or self._K_SS.shape[0] != self._S.size:
+            self._K_SS = self.problem_.kernel_block(self._S, self._S)
+        idx = self._pos[arms]  # = np.unique(arms, return_inverse=True)[1]
+        f_hat, var = student_t_laplace(self._K_SS, idx, y, self.nu_, self.scale_)
         noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
-        flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + noise), self.nu_, self.alpha_)
-        if np.mean(flags) <= self.max_frac_:  # safeguard (step 3)
-            self._outlier = flags
-        else:
-            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
+        # flag_outliers(y, f_hat[idx], sqrt(var[idx] + noise), nu, alpha), the bound per arm
+        bound = self._q * np.sqrt(var + noise)
+        flags = np.abs(y - f_hat[idx]) > bound[idx]
+        if np.count_nonzero(flags) / t <= self.max_frac_:  # safeguard (step 3)
+            self._out_buf[:t] = flags
+        # else: keep the old mask (the newest point is an inlier, set in _observe)
 
     def _observe(self, arm: int, reward: float) -> None:
-        self._arms.append(arm)
-        self._ys.append(reward)
-        t = len(self._arms)
+        t = self._t
+        if t == self._y_buf.size:
+            self._arm_buf = np.concatenate([self._arm_buf, np.empty(t, dtype=np.intp)])
+            self._y_buf = np.concatenate([self._y_buf, np.empty(t)])
+            self._out_buf = np.concatenate([self._out_buf, np.zeros(t, dtype=bool)])
+        self._arm_buf[t], self._y_buf[t], self._out_buf[t] = arm, reward, False
+        t = self._t = t + 1
+        if self._pos[arm] < 0:  # a new arm: S stays ascending
+            S = np.union1d(self._S, [arm]).astype(np.intp)
+            self._S = S
+            self._pos[S] = np.arange(S.size)
         if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
             self._diagnose()
-            inl = ~self._outlier
-            arms = np.asarray(self._arms)[inl]
-            ys = np.asarray(self._ys)[inl]
+            inl = ~self._out_buf[:t]
+            arms = self._arm_buf[:t][inl]
             cnt = np.bincount(arms, minlength=self.n_)
-            tot = np.bincount(arms, weights=ys, minlength=self.n_)
-            eng = GPPosteriorEngine(self.problem_, self.lam_)
-            for a in np.flatnonzero(cnt):
-                eng.observe(int(a), tot[a] / cnt[a], noise_var=self.lam_ / cnt[a])
-            self.engine_ = eng
+            tot = np.bincount(arms, weights=self._y_buf[:t][inl], minlength=self.n_)
+            self.engine_ = GPPosteriorEngine.from_statistics(
+                self.problem_, self.lam_, cnt.astype(float), tot, counts=cnt
+            )
         else:
-            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
             self.engine_.observe(arm, reward)
 
     @property
     def outliers_(self) -> np.ndarray:
         """The current outlier mask over the observations so far (oldest first)."""
-        return self._outlier.copy()
+        return self._out_buf[: self._t].copy()
