@@ -154,10 +154,11 @@ class GPUCBBatch:
 def make_batch(agents: Sequence[Any]) -> GPUCBBatch | LoopBatch | None:
     """A batch of the (already ``reset``) ``agents``, or ``None`` when they cannot be
     batched: not all of one type in :data:`BATCHED`, or (GP agents) not all on arm-space
-    engines of one shape, or fewer than two runs."""
+    engines of one shape, or fewer than two distinct objects (an agent *instance* handed
+    to the harness is reset for every seed in turn, so its runs cannot share a batch)."""
     agents = list(agents)
-    if len(agents) < 2:
-        return None
+    if len(agents) < 2 or len({id(a) for a in agents}) != len(agents):
+        return None  # one run, or one instance reused for every run (run them in turn)
     kind = type(agents[0])
     if kind not in BATCHED or any(type(a) is not kind for a in agents):
         return None

@@ -324,3 +324,16 @@ def test_cli_no_batch_gives_the_same_regret(tmp_path):
         return pd.read_parquet(out / "records.parquet").drop(columns=TIMING)
 
     pd.testing.assert_frame_equal(run("--no-batch"), run(), check_exact=True)
+
+
+def test_an_agent_instance_is_never_batched_with_itself():
+    from agents.baselines.uniform import RandomAgent
+
+    kw = dict(seeds=3, horizon=80, workers=1, progress=False)
+    shared = evaluate(RandomAgent(), HEAVY, batch=True, **kw)
+    alone = evaluate(RandomAgent(), HEAVY, batch=False, **kw)
+    pd.testing.assert_frame_equal(
+        shared.drop(columns=TIMING), alone.drop(columns=TIMING), check_exact=True
+    )
+    same = make("random")
+    assert make_batch([same, same]) is None
