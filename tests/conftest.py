@@ -60,6 +60,17 @@ def rendered_leaderboards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def archive_results() -> dict[str, dict[str, Any]]:
+    """``publish.all_results()``: every experiment's records, verdicts and exponent fits from
+    the committed ``results/archive``, computed once per test process (7-8 s of claim
+    evaluation and bootstrap fits; the README check and the floor test each computed it).
+    Read-only. Tests that use it carry ``pytest.mark.xdist_group("archive_results")``."""
+    from hbo_envs.harness.publish import all_results
+
+    return all_results()
+
+
 #: Skip reasons that mean "the real data is missing" (case-insensitive).
 DATA_SKIP = re.compile(
     r"shared/data|HBO_DATA_DIR|real[- ]data|data set|stocks29|lightsensor|stockpicking|"
