@@ -38,6 +38,39 @@ def _one_blas_thread():
         yield
 
 
+@pytest.fixture(scope="session")
+def rendered_leaderboards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the committed ``leaderboards/`` (without ``_screenshots``) that
+    ``render_all`` has re-rendered: every suite this machine can render, and the index.
+
+    Rendering the committed site takes 20-35 s (bootstrap CIs, figures), and several
+    tests compare against it, so it is rendered once per test process. Read-only: a test
+    that edits the site copies this folder first. Tests that use it carry
+    ``pytest.mark.xdist_group("rendered_leaderboards")`` (``--dist loadgroup`` in
+    pyproject.toml), so one xdist worker renders it for all of them.
+    """
+    import shutil
+
+    from hbo_envs.leaderboard.render import render_all
+
+    boards = Path(__file__).resolve().parents[1] / "leaderboards"
+    root = tmp_path_factory.mktemp("rendered") / "leaderboards"
+    shutil.copytree(boards, root, ignore=shutil.ignore_patterns("_screenshots"))
+    render_all(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def archive_results() -> dict[str, dict[str, Any]]:
+    """``publish.all_results()``: every experiment's records, verdicts and exponent fits from
+    the committed ``results/archive``, computed once per test process (7-8 s of claim
+    evaluation and bootstrap fits; the README check and the floor test each computed it).
+    Read-only. Tests that use it carry ``pytest.mark.xdist_group("archive_results")``."""
+    from hbo_envs.harness.publish import all_results
+
+    return all_results()
+
+
 #: Skip reasons that mean "the real data is missing" (case-insensitive).
 DATA_SKIP = re.compile(
     r"shared/data|HBO_DATA_DIR|real[- ]data|data set|stocks29|lightsensor|stockpicking|"

@@ -18,18 +18,21 @@ import pytest
 
 from hbo_envs.harness import archive as A
 from hbo_envs.harness.known_failures import CAUSES, MECHANISMS, floor_failures
-from hbo_envs.harness.publish import all_results
 from hbo_envs.registration import missing_data
+
+#: The tests reading the archive's results share one worker, which computes them once.
+ARCHIVE = pytest.mark.xdist_group("archive_results")
 
 
 @pytest.fixture(scope="module")
-def results():
-    res = all_results()
+def results(archive_results):
+    res = archive_results  # publish.all_results(), once per test process (conftest)
     if all(r["records"].empty for r in res.values()):
         pytest.fail("results/archive holds no cells: run `hbo-bench archive build`")
     return res
 
 
+@ARCHIVE
 def test_every_floor_failure_has_a_mechanism_and_every_cause_a_failure(results) -> None:
     fails = floor_failures(results)
     unexplained = [
@@ -42,6 +45,7 @@ def test_every_floor_failure_has_a_mechanism_and_every_cause_a_failure(results) 
     assert {f.mechanism for f in fails} <= set(MECHANISMS)
 
 
+@ARCHIVE
 def test_the_floor_covers_every_reference_agent_of_every_experiment(results) -> None:
     """No exemptions: every agent that ran beside random is judged (ATA included)."""
     judged = 0

@@ -26,7 +26,7 @@ from hbo_envs.harness.specs import agent_seed
 from hbo_envs.leaderboard import load_suite, submit, validate, verify, write_submission
 from hbo_envs.leaderboard.aggregate import mean_ranks, per_env_aggregate
 from hbo_envs.leaderboard.entries import collect_entries
-from hbo_envs.leaderboard.render import render_all, render_suite
+from hbo_envs.leaderboard.render import render_suite
 from hbo_envs.leaderboard.submission import aggregates, content_sha256, load_submission
 from hbo_envs.leaderboard.suite import SuiteError, env_spec_hash, list_suites
 from hbo_envs.leaderboard.verify import (
@@ -222,6 +222,10 @@ class PublicSeedOracle:
 
 
 # -- fixtures ---------------------------------------------------------------------------------
+#: The tests of the (module-scoped) tiny board share one xdist worker, which builds it once.
+BOARD = pytest.mark.xdist_group("tiny_board")
+
+
 @pytest.fixture(scope="module")
 def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A tiny leaderboard: the suite's random reference, and two verified third-party
@@ -330,6 +334,7 @@ def test_aggregates_against_hand_computation() -> None:
 
 
 # -- submit -> validate -> verify -> render ---------------------------------------------------
+@BOARD
 def test_genuine_submissions_validate(board: dict[str, Any]) -> None:
     for sub in board["subs"].values():
         rep = validate(sub, suite=board["suite"])
@@ -343,6 +348,7 @@ def test_genuine_submissions_validate(board: dict[str, Any]) -> None:
     assert r["checkpoints"]["t"][-1] == T and r["checkpoints"]["regret"][-1] == r["final_regret"]
 
 
+@BOARD
 def test_submission_matches_the_harness(board: dict[str, Any]) -> None:
     import hbo_envs.harness as H
 
@@ -368,6 +374,7 @@ def _edit_regret(sub: dict[str, Any], suite: Any, consistent: bool) -> dict[str,
     return s
 
 
+@BOARD
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [
@@ -419,6 +426,7 @@ def test_tampered_submission_is_rejected(board: dict[str, Any], tamper: str, mes
     assert any(re.search(message, e) for e in rep.errors), rep.errors
 
 
+@BOARD
 def test_validate_never_imports_the_agent(board: dict[str, Any]) -> None:
     s = _fresh(board["subs"]["kernel-ucb"])
     s["agent"]["import_path"] = "module_that_does_not_exist_xyz:Agent"
@@ -426,6 +434,7 @@ def test_validate_never_imports_the_agent(board: dict[str, Any]) -> None:
     assert validate(s, suite=board["suite"]).ok  # nothing imported, nothing run
 
 
+@BOARD
 def test_consistently_edited_regret_passes_validate_but_fails_verify(
     board: dict[str, Any],
 ) -> None:
@@ -439,6 +448,7 @@ def test_consistently_edited_regret_passes_validate_but_fails_verify(
     assert "is not the submitted one" in text
 
 
+@BOARD
 def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path: Path) -> None:
     s = board["subs"]["kernel-ucb"]
     out = tmp_path / "sub.json"
@@ -480,6 +490,7 @@ def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path
     assert again.hidden_seeds == rep.hidden_seeds
 
 
+@BOARD
 def test_non_deterministic_agent_fails_verification(board: dict[str, Any]) -> None:
     s = submit(board["suite"], "test_leaderboard:Unseeded", workers=1, progress=False)
     assert validate(s, suite=board["suite"]).ok  # the numbers look fine ...
@@ -489,6 +500,7 @@ def test_non_deterministic_agent_fails_verification(board: dict[str, Any]) -> No
     assert "refused before any episode" in str(rep) and "not deterministic" in str(rep)
 
 
+@BOARD
 def test_public_seed_overfitting_is_flagged(board: dict[str, Any]) -> None:
     suite = board["suite"]
     _memorize_public_optima()
@@ -501,6 +513,7 @@ def test_public_seed_overfitting_is_flagged(board: dict[str, Any]) -> None:
     assert rep.fresh_p_value == pytest.approx(1 / 210)
 
 
+@BOARD
 def test_render_ranks_the_third_party_agent(board: dict[str, Any]) -> None:
     suite = board["suite"]
     paths = render_suite(suite)
@@ -537,6 +550,7 @@ def test_render_ranks_the_third_party_agent(board: dict[str, Any]) -> None:
     )
 
 
+@BOARD
 def test_cli_submit_validate_verify_render(
     board: dict[str, Any], tmp_path: Path, capsys: Any
 ) -> None:
@@ -617,6 +631,7 @@ def _halve(sub: dict[str, Any], suite: Any, seeds: tuple[int, ...] | None = None
     sub["aggregates"] = aggregates(suite, sub["results"])
 
 
+@BOARD
 def test_attack_forged_verified_file_is_not_ranked(board: dict[str, Any], tmp_path: Path) -> None:
     """Halve every regret, recompute aggregates and the hash (ranked #1 'verified' before)."""
     suite, folder = _copy_board(board, tmp_path)
@@ -641,6 +656,7 @@ def test_attack_forged_verified_file_is_not_ranked(board: dict[str, Any], tmp_pa
     assert not ok and "the record does not hold this agent's numbers" in msgs[0]
 
 
+@BOARD
 def test_attack_tampered_seeds_fail_verification(board: dict[str, Any]) -> None:
     """Seeds 0 and 1 divided by 10 escaped a 2-of-6-seed sample; every seed is re-run now."""
     s = _fresh(board["subs"]["kernel-ucb"])
@@ -657,6 +673,7 @@ def test_attack_tampered_seeds_fail_verification(board: dict[str, Any]) -> None:
     assert record_status({**s, "verification": rep.record}, board["suite"])[0] == "failed"
 
 
+@BOARD
 def test_attack_extra_random_file_cannot_move_scores(board: dict[str, Any], tmp_path: Path) -> None:
     """A second file of the random agent sorting before baseline-random.json (it became
     the score reference and moved every score)."""
@@ -683,6 +700,7 @@ def test_attack_extra_random_file_cannot_move_scores(board: dict[str, Any], tmp_
     assert "baseline-gp-ucb.json" not in {e.file for e in collect_entries(suite)[0]}
 
 
+@BOARD
 def test_attack_import_path_of_a_function_never_runs(board: dict[str, Any]) -> None:
     """``import_path: "os:system"`` passed validate and verify ran the params as a command."""
     s = _fresh(board["subs"]["kernel-ucb"])
@@ -745,6 +763,7 @@ def test_spec_hash_is_insensitive_below_its_precision_and_sensitive_above() -> N
     assert round_significant([9.9999996])[1].tolist() == [1]
 
 
+@BOARD
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -786,6 +805,7 @@ def test_attack_strict_schema(
     assert main(["leaderboard", "--root", str(board["root"]), "validate", str(f)]) == 1
 
 
+@BOARD
 def test_attack_duplicate_and_spoofed_display_names(board: dict[str, Any], tmp_path: Path) -> None:
     suite, folder = _copy_board(board, tmp_path)
     genuine = json.loads((folder / "kernel-ucb.json").read_text())
@@ -803,6 +823,7 @@ def test_attack_duplicate_and_spoofed_display_names(board: dict[str, Any], tmp_p
     assert any("spoof.json: not ranked: its display name 'RANDOM'" in n for n in notes)
 
 
+@BOARD
 def test_attack_record_copied_from_another_file(board: dict[str, Any], tmp_path: Path) -> None:
     suite, folder = _copy_board(board, tmp_path)
     donor = json.loads((folder / "kernel-ucb.json").read_text())
@@ -814,6 +835,7 @@ def test_attack_record_copied_from_another_file(board: dict[str, Any], tmp_path:
     assert "first-arm.json" not in {e.file for e in collect_entries(suite)[0]}
 
 
+@BOARD
 def test_record_is_bound_to_the_env_spec_hashes(
     board: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -895,10 +917,9 @@ def test_committed_baselines_reproduce(agent: str) -> None:
     assert "identical to the record (bit for bit)" in msgs[0]
 
 
-def test_committed_render_is_up_to_date(tmp_path: Path) -> None:
-    copy_root = tmp_path / "leaderboards"
-    shutil.copytree(BOARDS, copy_root)
-    render_all(copy_root)
+@pytest.mark.xdist_group("rendered_leaderboards")
+def test_committed_render_is_up_to_date(rendered_leaderboards: Path) -> None:
+    copy_root = rendered_leaderboards  # a copy of BOARDS that render_all re-rendered (conftest)
     stale = []
     for p in sorted(copy_root.rglob("*")):
         if p.suffix in (".md", ".html", ".svg"):

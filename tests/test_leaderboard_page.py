@@ -22,6 +22,9 @@ import pytest
 
 from hbo_envs.leaderboard.site import PAPER_URLS
 
+# One browser (the module's driver fixture) for every test here: one xdist worker.
+pytestmark = pytest.mark.xdist_group("browser")
+
 BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
 SHOTS = Path(os.environ.get("HBO_SCREENSHOTS") or BOARDS / "_screenshots")
 

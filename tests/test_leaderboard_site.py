@@ -27,7 +27,7 @@ from hbo_envs.leaderboard.profiles import (
     score_distribution,
     score_distribution_band,
 )
-from hbo_envs.leaderboard.render import collect_entries, render_all, render_suite
+from hbo_envs.leaderboard.render import collect_entries, render_suite
 from hbo_envs.leaderboard.site import _verdict, fmt_sig, suite_data
 from hbo_envs.leaderboard.suite import load_suite
 
@@ -154,14 +154,17 @@ def test_bad_input_names_the_parameter(call: Any, message: str) -> None:
 
 
 # -- the rendered site -----------------------------------------------------------------------
+# One render of the committed site serves every test here (conftest.rendered_leaderboards,
+# read-only; render_all wrote SUITE's folder with render_suite), on one xdist worker.
+RENDERED = pytest.mark.xdist_group("rendered_leaderboards")
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("site") / "leaderboards"
-    shutil.copytree(BOARDS, root, ignore=shutil.ignore_patterns("_screenshots"))
+def site(rendered_leaderboards: Path) -> dict[str, Any]:
+    root = rendered_leaderboards
     suite = load_suite(SUITE, root)
     entries, notes = collect_entries(suite)
     assert not notes and len(entries) >= 3
-    render_suite(suite)
     return {"root": root, "suite": suite, "entries": entries, "data": suite_data(suite, entries)}
 
 
@@ -169,6 +172,7 @@ def _subs(site: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {e.file: e.sub for e in site["entries"]}
 
 
+@RENDERED
 def test_rendering_twice_gives_the_same_bytes(site: dict[str, Any], tmp_path: Path) -> None:
     other = tmp_path / "again"
     shutil.copytree(site["root"], other)
@@ -194,6 +198,7 @@ def test_rendering_twice_gives_the_same_bytes(site: dict[str, Any], tmp_path: Pa
     assert "No entry has a score yet" in (other / SUITE / "index.html").read_text()
 
 
+@RENDERED
 def test_results_csv_holds_every_run_and_its_hash_is_on_the_page(site: dict[str, Any]) -> None:
     folder = site["suite"].folder
     text = (folder / "results.csv").read_text()
@@ -214,6 +219,7 @@ def test_results_csv_holds_every_run_and_its_hash_is_on_the_page(site: dict[str,
         assert f"sha256 <code>{digest}</code>" in entry
 
 
+@RENDERED
 def test_probability_of_improvement_on_the_page_matches_a_naive_computation(
     site: dict[str, Any],
 ) -> None:
@@ -245,6 +251,7 @@ def test_probability_of_improvement_on_the_page_matches_a_naive_computation(
         assert f"{p:.3f}" in page
 
 
+@RENDERED
 def test_the_sentence_under_the_table_says_whether_first_place_is_separated(
     site: dict[str, Any],
 ) -> None:
@@ -264,6 +271,7 @@ def test_the_sentence_under_the_table_says_whether_first_place_is_separated(
     assert html.escape(text, quote=False) in page
 
 
+@RENDERED
 def test_env_pages_show_the_env_constants_and_link_the_paper(site: dict[str, Any]) -> None:
     import gymnasium as gym
 
@@ -278,6 +286,7 @@ def test_env_pages_show_the_env_constants_and_link_the_paper(site: dict[str, Any
             assert f'href="../entries/{v.stem}.html"' in page
 
 
+@RENDERED
 def test_entry_pages_link_the_agent_code_at_its_revision(site: dict[str, Any]) -> None:
     repo = BOARDS.parent
     for v in site["data"].entries:
@@ -316,11 +325,10 @@ def test_the_submit_page_commands_parse() -> None:
         _parser().parse_args(c.split()[1:])
 
 
-def test_committed_site_is_current(tmp_path: Path) -> None:
+@RENDERED
+def test_committed_site_is_current(rendered_leaderboards: Path) -> None:
     # every rendered file, including the downloads and summaries the other test skips
-    root = tmp_path / "leaderboards"
-    shutil.copytree(BOARDS, root, ignore=shutil.ignore_patterns("_screenshots"))
-    render_all(root)
+    root = rendered_leaderboards  # a copy of BOARDS that render_all re-rendered
     stale = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)

@@ -11,6 +11,9 @@ import pytest
 from hbo_envs.harness import AgentSpec, build_cells, evaluate, run_sweep
 
 ray = pytest.importorskip("ray")
+# One Ray instance at a time on the suite's two cores: this module and test_ray_cluster.py
+# run on the same xdist worker, one after the other.
+pytestmark = pytest.mark.xdist_group("ray")
 
 TESTS = Path(__file__).resolve().parent
 ENV_T = "hbo/RKHS-SE-StudentT-v0"

@@ -22,6 +22,8 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("ray")
+# One Ray instance at a time (test_ray.py starts a local one): same xdist worker, in turn.
+pytestmark = pytest.mark.xdist_group("ray")
 if sys.platform != "linux":  # pragma: no cover
     pytest.skip("the loopback cluster finds raylets in /proc (Linux)", allow_module_level=True)
 

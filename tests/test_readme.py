@@ -12,7 +12,25 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 
-def test_generated_blocks_match_the_archive() -> None:
+@pytest.fixture
+def archive_once(monkeypatch: pytest.MonkeyPatch, archive_results: dict) -> None:
+    """``render_all`` reads the archive through ``publish.all_results``: hand it the
+    session's ``all_results()`` (conftest, computed once per process from the same
+    committed archive) instead of recomputing it (7-8 s) in each test here. A deep copy,
+    so no render can change what the next test reads."""
+    import copy
+
+    from hbo_envs.harness import publish
+
+    def all_results(root: object = None) -> dict:
+        assert root is None, root  # the committed archive, as archive_results read it
+        return copy.deepcopy(archive_results)
+
+    monkeypatch.setattr(publish, "all_results", all_results)
+
+
+@pytest.mark.xdist_group("archive_results")
+def test_generated_blocks_match_the_archive(archive_once: None) -> None:
     """``hbo-bench archive render --check``: README blocks, docs/results/*.md,
     docs/known-failures.md and the env/agent tables equal what the archive and the
     registries give (the env table is checked only when the real data is present)."""
@@ -25,7 +43,8 @@ def test_generated_blocks_match_the_archive() -> None:
     )
 
 
-def test_render_detects_a_hand_edited_number(tmp_path) -> None:
+@pytest.mark.xdist_group("archive_results")
+def test_render_detects_a_hand_edited_number(tmp_path, archive_once: None) -> None:
     """The sync check can fail: a copy of the README with one verdict count changed."""
     import shutil
 
