@@ -148,3 +148,15 @@ def test_format_ordering_marks_overlapping_cis() -> None:
         }
     )
     assert format_ordering(s) == "e: best ~ close < slow"
+
+
+@pytest.mark.parametrize("shape", [(10,), (7, 5), (20, 13), (3, 1), (200,), (37, 29)])
+def test_bootstrap_ci_of_the_iqm_equals_the_replicate_by_replicate_loop(shape) -> None:
+    # stratified_bootstrap_ci sorts all replicates at once when the statistic is iqm; the
+    # interval must be the one of calling iqm on every replicate, bit for bit.
+    x = np.random.default_rng(len(shape) * 100 + shape[0]).standard_t(2, size=shape) * 1e3
+    for seed in range(3):
+        one_by_one = stratified_bootstrap_ci(x, lambda s: iqm(s), reps=400, seed=seed)
+        assert stratified_bootstrap_ci(x, iqm, reps=400, seed=seed) == one_by_one
+    with pytest.raises(ValueError, match="NaN"):
+        stratified_bootstrap_ci(np.array([1.0, np.nan, 2.0]), iqm)
