@@ -221,7 +221,7 @@ def test_connection_errors_are_one_line_naming_the_fix(cluster, tmp_path) -> Non
         cases = {
             "none": (cluster.address, cluster.driver_env(token=False)),
             "wrong": (cluster.address, dict(cluster.driver_env(), RAY_AUTH_TOKEN="not-it")),
-            "silent": (silent, cluster.driver_env()),
+            "silent": (silent, dict(cluster.driver_env(), HBO_RAY_PROBE_TIMEOUT="3")),
         }
         t0 = time.monotonic()
         runs = {}
@@ -241,6 +241,7 @@ def test_connection_errors_are_one_line_naming_the_fix(cluster, tmp_path) -> Non
     assert "refused this driver's authentication token" in msgs["wrong"]
     assert "RAY_AUTH_TOKEN" in msgs["wrong"]
     assert "did not answer as a Ray head" in msgs["silent"] and silent in msgs["silent"]
+    assert "within 3 s" in msgs["silent"]  # HBO_RAY_PROBE_TIMEOUT reached the driver
     assert "--address" in msgs["silent"]
     # bounded: the probes' timeouts plus the CLI's start-up (generous under load)
     assert took < CONNECT_TIMEOUT + PROBE_TIMEOUT + 90

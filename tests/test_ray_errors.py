@@ -266,3 +266,14 @@ def test_hbo_bench_missing_on_a_worker_names_the_fix(monkeypatch, cells) -> None
     assert "hbo-bench is not installed on that node" in out[0].error
     assert "pip install 'hbo-bench[ray]'" in out[0].error
     assert out[1].status == "ok"
+
+
+def test_timeouts_come_from_the_environment_and_bad_values_are_named(monkeypatch) -> None:
+    monkeypatch.delenv("HBO_RAY_PROBE_TIMEOUT", raising=False)
+    assert rb.seconds_from_env("HBO_RAY_PROBE_TIMEOUT", 20.0) == 20.0
+    monkeypatch.setenv("HBO_RAY_PROBE_TIMEOUT", "2.5")
+    assert rb.seconds_from_env("HBO_RAY_PROBE_TIMEOUT", 20.0) == 2.5
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        monkeypatch.setenv("HBO_RAY_PROBE_TIMEOUT", bad)
+        with pytest.raises(ValueError, match=f"HBO_RAY_PROBE_TIMEOUT .*got '{bad}'"):
+            rb.seconds_from_env("HBO_RAY_PROBE_TIMEOUT", 20.0)

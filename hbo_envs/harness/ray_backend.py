@@ -37,6 +37,7 @@ a retried cell gives the same numbers (same seeds).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import socket
@@ -59,11 +60,30 @@ __all__ = [
     "run_on_ray",
 ]
 
-CONNECT_TIMEOUT = 10.0
-"""Seconds to wait for a TCP connection to a remote Ray address."""
-PROBE_TIMEOUT = 20.0
+
+def seconds_from_env(name: str, default: float) -> float:
+    """``$name`` as a number of seconds (``default`` when unset or empty); anything but a
+    positive finite number is a ``ValueError`` naming the variable and the value."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(
+            f"The environment variable {name} must be a positive number of seconds; got {raw!r}."
+        )
+    return value
+
+
+CONNECT_TIMEOUT = seconds_from_env("HBO_RAY_CONNECT_TIMEOUT", 10.0)
+"""Seconds to wait for a TCP connection to a remote Ray address (``$HBO_RAY_CONNECT_TIMEOUT``
+overrides the default 10)."""
+PROBE_TIMEOUT = seconds_from_env("HBO_RAY_PROBE_TIMEOUT", 20.0)
 """Seconds the GCS check of a ``host:port`` address may take (Ray's own client waits 40 s
-for a port that is not a Ray head)."""
+for a port that is not a Ray head; ``$HBO_RAY_PROBE_TIMEOUT`` overrides the default 20)."""
 INIT_TIMEOUT = 120.0
 """Seconds ``ray.init`` may take (starting a local instance takes ~10 s on 2 cores)."""
 MAX_ATTEMPTS = 3
