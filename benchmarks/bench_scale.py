@@ -85,8 +85,9 @@ def child(cfg: dict) -> dict:
     from agents.gp import engine as engine_mod
 
     dense = cfg["path"] == "today"
-    if dense:  # today's engine: the n x n covariance whatever n is
+    if dense:  # today's engine: the n x n covariance whatever n and T are
         engine_mod.ARM_SPACE_MAX_N = 10**9
+        engine_mod.PLAYED_MIN_N = 10**18
     if cfg["path"] == "played":  # the new regime at any n: lazy kernel, played-set engine
         import hbo_envs.objectives.rkhs as rkhs_mod
 

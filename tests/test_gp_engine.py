@@ -375,3 +375,30 @@ def test_from_statistics_refuses_inconsistent_statistics():
         )
     empty = GPPosteriorEngine.from_statistics(K, 1.0, np.zeros(3), np.zeros(3))
     assert empty.t == 0 and np.array_equal(empty.variance(), np.ones(3))
+
+
+def test_auto_representation_uses_the_horizon_only_for_large_n():
+    from agents.gp.engine import PLAYED_MIN_N, auto_representation
+
+    assert auto_representation(5000, 60) == "played"  # |S| <= 60: O(n |S|), not n^2
+    assert auto_representation(5000, 1250) == "played"
+    assert auto_representation(5000, 1251) == "arms"
+    assert auto_representation(5000, None) == "arms"
+    # below PLAYED_MIN_N the arm space is kept whatever T (every small registered env)
+    assert auto_representation(PLAYED_MIN_N - 1, 1) == "arms"
+    assert auto_representation(PLAYED_MIN_N, PLAYED_MIN_N // 4) == "played"
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(PLAYED_MIN_N, 2))
+    k = SquaredExponential(0.3)
+    from hbo_envs.problem import Problem
+
+    p = Problem(X, k(X), k, B=1.0, alpha=1.0, v=2.0, nu=1.0, sup_f=1.0, horizon=40)
+    eng = GPPosteriorEngine(p, lam=1.0)
+    assert eng.representation == "played" and eng._G.shape == (PLAYED_MIN_N, 40)
+    ref = GPPosteriorEngine(p, lam=1.0, representation="arms")
+    for a in rng.integers(PLAYED_MIN_N, size=40):
+        y = float(rng.standard_normal())
+        eng.observe(int(a), y)
+        ref.observe(int(a), y)
+    np.testing.assert_allclose(eng.mean, ref.mean, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(eng.variance(), ref.variance(), rtol=0, atol=1e-9)

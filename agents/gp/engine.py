@@ -48,11 +48,14 @@ The mean is linear in the rewards, so several reward sequences share one covaria
 TGP-UCB feeds truncated rewards, MoM-GP-UCB feeds its ``ell`` replicate sequences as
 ``r = ell`` columns.
 
-**Two representations, one engine** (``representation="auto"`` picks by ``n``):
+**Two representations, one engine** (``representation="auto"`` picks by ``n`` and the
+horizon ``T``, :func:`auto_representation`):
 
-- ``"arms"`` (``n <= DENSE_MAX_N = 8192``): the ``n x n`` covariance above; a round costs
-  ``O(n^2)`` whatever ``t`` is, which is cheapest while ``n`` is a few thousand.
-- ``"played"`` (larger ``n``): the posterior is kept through the played set ``S`` (the
+- ``"arms"`` (``n <= DENSE_MAX_N = 8192``, unless ``T`` is short beside ``n``): the
+  ``n x n`` covariance above; a round costs ``O(n^2)`` whatever ``t`` is, which is cheapest
+  while ``n`` is a few thousand and the run long enough to play a good share of the arms.
+- ``"played"`` (larger ``n``, or ``n >= 2048`` arms with a horizon of at most ``n / 4``
+  rounds, so ``|S| <= T <= n / 4``): the posterior is kept through the played set ``S`` (the
   distinct arms observed): the cross-kernel block ``G = K[:, S]`` (``n x |S|``, grown by
   one column per new arm) and the lower Cholesky factor ``L`` of
   ``A = K_SS + Lambda`` (grown by one row per new arm), where ``Lambda = diag(lambda /
@@ -105,14 +108,50 @@ from hbo_envs.memory import check_memory
 from hbo_envs.problem import DENSE_MAX_N
 from hbo_envs.validation import check_choice, check_int, check_real
 
-__all__ = ["ARM_SPACE_MAX_N", "EngineBatch", "GPPosteriorEngine", "REPRESENTATIONS"]
+__all__ = [
+    "ARM_SPACE_MAX_N",
+    "PLAYED_MIN_N",
+    "EngineBatch",
+    "GPPosteriorEngine",
+    "REPRESENTATIONS",
+    "auto_representation",
+]
 
 #: Largest ``n`` for which ``representation="auto"`` keeps the ``n x n`` covariance
 #: (every registered env today, Park–Lee's 5000-arm 5D Griewank included, so their
 #: numbers are unchanged).
 ARM_SPACE_MAX_N = DENSE_MAX_N
 
-#: The two representations (and ``"auto"``, which picks by ``n``).
+#: Smallest ``n`` for which a short horizon alone selects the played-set representation.
+PLAYED_MIN_N = 2048
+
+
+def auto_representation(n: int, horizon: int | None) -> str:
+    """What ``representation="auto"`` picks for ``n`` arms and a run of ``horizon`` rounds.
+
+    ``"played"`` when ``n > ARM_SPACE_MAX_N`` (the ``n x n`` covariance is the wall), or when
+    ``n >= PLAYED_MIN_N`` and ``4 T <= n``: at most ``T`` distinct arms are ever played, so
+    a played-set round costs ``2 n |S| + O(|S|^2) <= n^2 / 2`` flops of ``dgemv`` (one pass
+    over ``n |S|`` numbers) against the arm space's ``n^2``-element rank-one update, and
+    memory is ``n T`` instead of ``n^2`` (Park–Lee's 5000-arm 5-D Griewank at ``T <= 1250``).
+    Otherwise ``"arms"`` (every registered env below 2048 arms, whatever ``T``, keeps it,
+    so their numbers do not depend on this rule). ``horizon=None`` (unknown): by ``n``.
+
+    >>> auto_representation(100, 5000), auto_representation(5000, 300)
+    ('arms', 'played')
+    >>> auto_representation(5000, 5000), auto_representation(1000, 10)
+    ('arms', 'arms')
+    >>> auto_representation(10**5, None)
+    'played'
+    """
+    if n > ARM_SPACE_MAX_N:
+        return "played"
+    if horizon is not None and n >= PLAYED_MIN_N and 4 * int(horizon) <= n:
+        return "played"
+    return "arms"
+
+
+#: The two representations (and ``"auto"``, which picks by ``n`` and ``T``).
 REPRESENTATIONS = ("auto", "arms", "played")
 
 #: Largest ``rows x cols`` block handed to one BLAS ``dger`` call. OpenBLAS runs ``dger``
@@ -180,7 +219,8 @@ class GPPosteriorEngine:
     representation : {"auto", "arms", "played"}
         ``"arms"``: the ``n x n`` covariance (``O(n^2)`` a round and in memory);
         ``"played"``: the played-set columns (``O(n |S|)``); ``"auto"`` (default):
-        ``"arms"`` when ``n <= ARM_SPACE_MAX_N`` (8192), else ``"played"``.
+        :func:`auto_representation` of ``n`` and the problem's horizon (``"arms"`` up to
+        8192 arms unless the horizon is at most ``n / 4`` with ``n >= 2048``).
     max_arms : int or None
         Largest number of distinct arms expected (the played-set block is reserved for
         ``min(n, max_arms)`` columns and grows if more arrive). Default: the problem's
@@ -240,7 +280,7 @@ class GPPosteriorEngine:
             n = dense.shape[0]
             horizon = None
         if representation == "auto":
-            representation = "arms" if n <= ARM_SPACE_MAX_N else "played"
+            representation = auto_representation(n, horizon)
         self.representation = representation
         self.n = n
         self.lam = float(lam)
