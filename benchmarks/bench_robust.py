@@ -121,6 +121,10 @@ class PreviousOutlierGPUCB(OutlierGPUCB):
             self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
             self.engine_.observe(arm, reward)
 
+    @property
+    def outliers_(self):
+        return self._outlier.copy()
+
 
 PREVIOUS = {"rcgp-ucb-adaptive": PreviousRCGPAdaptive, "outlier-gp-ucb": PreviousOutlierGPUCB}
 

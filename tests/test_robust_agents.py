@@ -9,7 +9,6 @@ import pytest
 from scipy import stats
 
 import agents
-from agents.gp.engine import GPPosteriorEngine
 from agents.robust.outlier_gp_ucb import OutlierGPUCB, flag_outliers, student_t_laplace
 from agents.robust.rcgp_ucb import RCGPUCBAdaptive, pimq_weight_terms
 from hbo_envs.kernels import SquaredExponential
@@ -203,82 +202,22 @@ def test_huge_corruptions_keep_outputs_finite(name):
 
 
 # --------------------------------------------------------------------------------------
-# The flat-cost refits (issue 21) against the previous implementations, transcribed here
-# verbatim: a fresh engine fed one aggregated observation per played arm, every weight
-# recomputed over all t observations (RCGP-A2); np.unique and Python lists (outlier).
+# The flat-cost refits (issue 21) against the previous implementations, transcribed
+# verbatim in benchmarks/bench_robust.py: a fresh engine fed one aggregated observation
+# per played arm, every weight recomputed over all t observations (RCGP-A2); np.unique
+# and Python lists (outlier).
 
 
-class _PreviousRCGPAdaptive(RCGPUCBAdaptive):
-    def _setup(self, problem):
-        super()._setup(problem)
-        self._arms: list[int] = []
-        self._ys: list[float] = []
+def _previous():
+    """The previous implementations, kept verbatim in ``benchmarks/bench_robust.py`` (the
+    benchmark times them beside the new ones)."""
+    import sys
+    from pathlib import Path
 
-    def _observe(self, arm, reward):
-        lam = self.lam_
-        if self._arms:
-            a0, y0 = self._arms[-1], self._ys[-1]
-            J, sh = pimq_weight_terms(np.array([y0]), self.L_anchor_, self.c_, lam)
-            self.anchor_.observe(a0, y0 - float(sh[0]), noise_var=lam * float(J[0]))
-        self._arms.append(arm)
-        self._ys.append(reward)
-        arms = np.asarray(self._arms)
-        ys = np.asarray(self._ys)
-        centre = self.anchor_.mean[arms, 0]
-        J, sh = pimq_weight_terms(ys - centre, self.L_, self.c_, lam)
-        with np.errstate(divide="ignore"):
-            prec = 1.0 / (lam * J)
-        n = self.n_
-        P = np.bincount(arms, weights=prec, minlength=n)
-        Z = np.bincount(arms, weights=(ys - sh) * prec, minlength=n)
-        eng = GPPosteriorEngine(self.problem_, lam)
-        for a in np.flatnonzero(P > 0):
-            eng.observe(int(a), Z[a] / P[a], noise_var=1.0 / P[a])
-        self.engine_ = eng
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_robust import PreviousOutlierGPUCB, PreviousRCGPAdaptive
 
-
-class _PreviousOutlierGPUCB(OutlierGPUCB):
-    def _setup(self, problem):
-        super()._setup(problem)
-        self._arms: list[int] = []
-        self._ys: list[float] = []
-        self._outlier = np.zeros(0, dtype=bool)
-
-    def _diagnose(self):
-        arms = np.asarray(self._arms)
-        y = np.asarray(self._ys)
-        S, idx = np.unique(arms, return_inverse=True)
-        K_SS = self.problem_.kernel_block(S, S)
-        f_hat, var = student_t_laplace(K_SS, idx, y, self.nu_, self.scale_)
-        noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
-        flags = flag_outliers(y, f_hat[idx], np.sqrt(var[idx] + noise), self.nu_, self.alpha_)
-        if np.mean(flags) <= self.max_frac_:
-            self._outlier = flags
-        else:
-            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
-
-    def _observe(self, arm, reward):
-        self._arms.append(arm)
-        self._ys.append(reward)
-        t = len(self._arms)
-        if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
-            self._diagnose()
-            inl = ~self._outlier
-            arms = np.asarray(self._arms)[inl]
-            ys = np.asarray(self._ys)[inl]
-            cnt = np.bincount(arms, minlength=self.n_)
-            tot = np.bincount(arms, weights=ys, minlength=self.n_)
-            eng = GPPosteriorEngine(self.problem_, self.lam_)
-            for a in np.flatnonzero(cnt):
-                eng.observe(int(a), tot[a] / cnt[a], noise_var=self.lam_ / cnt[a])
-            self.engine_ = eng
-        else:
-            self._outlier = np.concatenate([self._outlier, np.zeros(1, dtype=bool)])
-            self.engine_.observe(arm, reward)
-
-    @property
-    def outliers_(self):
-        return self._outlier.copy()
+    return PreviousRCGPAdaptive, PreviousOutlierGPUCB
 
 
 def _lockstep(new, old, env_id, rounds, seed, check_every=25):
@@ -310,7 +249,7 @@ def _lockstep(new, old, env_id, rounds, seed, check_every=25):
     [("hbo/RKHS-SE-StudentT-v0", 0), ("hbo/Frequency-SE-v0", 1), ("hbo/Frequency-SE-v0", 2)],
 )
 def test_rcgp_adaptive_flat_refit_plays_as_the_previous_implementation(env_id, seed):
-    _lockstep(RCGPUCBAdaptive(), _PreviousRCGPAdaptive(), env_id, 400, seed)
+    _lockstep(RCGPUCBAdaptive(), _previous()[0](), env_id, 400, seed)
 
 
 def test_rcgp_adaptive_flat_refit_with_many_outside_the_plateau():
@@ -320,7 +259,7 @@ def test_rcgp_adaptive_flat_refit_with_many_outside_the_plateau():
     rng = np.random.default_rng(5)
     f = np.sin(5 * p.points[:, 0])
     new = RCGPUCBAdaptive(L=0.05, L_anchor=0.1, c=0.3, beta=1.0)
-    old = _PreviousRCGPAdaptive(L=0.05, L_anchor=0.1, c=0.3, beta=1.0)
+    old = _previous()[0](L=0.05, L_anchor=0.1, c=0.3, beta=1.0)
     new.reset(p, seed=0)
     old.reset(p, seed=0)
     for t in range(300):
@@ -340,7 +279,7 @@ def test_rcgp_adaptive_flat_refit_with_many_outside_the_plateau():
     "env_id, seed", [("hbo/RKHS-SE-StudentT-v0", 0), ("hbo/Frequency-SE-v0", 1)]
 )
 def test_outlier_gp_ucb_flat_bookkeeping_plays_as_the_previous_implementation(env_id, seed):
-    new, old = _lockstep(OutlierGPUCB(), _PreviousOutlierGPUCB(), env_id, 300, seed)
+    new, old = _lockstep(OutlierGPUCB(), _previous()[1](), env_id, 300, seed)
     assert np.array_equal(new.outliers_, old.outliers_)
 
 
