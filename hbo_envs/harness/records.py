@@ -16,8 +16,10 @@ column                  dtype    meaning
                                  checkpoints only; NaN elsewhere)
 ``corruption_used``     float    the env's running corruption budget used
 ``wall_time``           float    seconds since the cell started (agent + env + bookkeeping,
-                                 excluding the coverage diagnostic)
+                                 excluding the coverage diagnostic; a batched cell: its
+                                 share, the batch's divided by its runs)
 ``agent_time``          float    seconds spent inside the agent's ``reset/act/update``
+                                 (a batched cell: its share of the batch's)
 ``lower_bound``         float    the env's regret lower-bound rate at ``t`` when it provides
                                  one (``env.unwrapped.regret_lower_bound(t)``), else NaN
 ======================  =======  ================================================================
