@@ -160,3 +160,26 @@ def test_bootstrap_ci_of_the_iqm_equals_the_replicate_by_replicate_loop(shape) -
         assert stratified_bootstrap_ci(x, iqm, reps=400, seed=seed) == one_by_one
     with pytest.raises(ValueError, match="NaN"):
         stratified_bootstrap_ci(np.array([1.0, np.nan, 2.0]), iqm)
+
+
+def test_fit_exponent_bootstrap_equals_polyfit_on_every_resample() -> None:
+    # fit_exponent fits all bootstrap resamples in closed form at once; check it against
+    # np.polyfit on each resample's mean curve (dropping non-positive means), as specified.
+    from hbo_envs.harness.stats import fit_exponent
+
+    rng = np.random.default_rng(7)
+    x = np.array([5.0, 10.0, 40.0, 100.0, 400.0, 1000.0])
+    Y = np.exp(rng.normal(size=(9, 1))) * x**0.7 * np.exp(0.2 * rng.normal(size=(9, 6)))
+    Y[0, 0] = -50.0  # a resample whose mean at x[0] is not positive drops that point
+    p, lo, hi = fit_exponent(x, Y, reps=300, seed=4)
+    idx = np.random.default_rng(4).integers(9, size=(300, 9))
+
+    def poly(mean):
+        ok = mean > 0
+        return np.polyfit(np.log(x[ok]), np.log(mean[ok]), 1)[0]
+
+    boot = np.array([poly(Y[i].mean(axis=0)) for i in idx])
+    want_lo, want_hi = np.quantile(boot, [0.025, 0.975])
+    assert p == pytest.approx(poly(Y.mean(axis=0)), rel=1e-12)
+    assert (lo, hi) == pytest.approx((want_lo, want_hi), rel=1e-12)
+    assert np.isnan(fit_exponent([1.0, 2.0], [[-1.0, 1.0]])[0])  # one positive point

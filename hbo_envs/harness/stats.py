@@ -119,6 +119,27 @@ def bootstrap_mean_band(
     return c.mean(axis=0), lo, hi
 
 
+def _log_slopes(lx: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Least-squares slope of ``log means[k]`` on ``lx`` for every row ``k`` (the points
+    where the mean is positive; NaN with fewer than two distinct ``lx`` among them):
+    ``sum w (lx - lx_bar)(ly - ly_bar) / sum w (lx - lx_bar)^2`` with ``w`` the mask of
+    positive means and the bars their ``w``-weighted averages, for all rows at once."""
+    ok = means > 0
+    w = ok.astype(float)
+    ly = np.log(np.where(ok, means, 1.0))
+    nw = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = (w * lx).sum(axis=1) / nw
+        my = (w * ly).sum(axis=1) / nw
+        dx = (lx[None, :] - mx[:, None]) * w
+        sxx = (dx * dx).sum(axis=1)
+        slope = (dx * (ly - my[:, None])).sum(axis=1) / sxx
+    spread = np.where(ok, lx[None, :], -np.inf).max(axis=1) - np.where(ok, lx[None, :], np.inf).min(
+        axis=1
+    )
+    return np.where((nw >= 2) & (spread > 0), slope, np.nan)
+
+
 def fit_exponent(
     x: np.ndarray | list[float],
     Y: np.ndarray | list[list[float]],
@@ -154,20 +175,16 @@ def fit_exponent(
     if not np.isfinite(Ys).all():
         raise ValueError("fit_exponent: Y contains NaN or infinite values.")
     lx = np.log(xs)
-
-    def slope(mean: np.ndarray) -> float:
-        ok = mean > 0
-        if np.count_nonzero(ok) < 2 or np.ptp(lx[ok]) == 0:
-            return float("nan")
-        return float(np.polyfit(lx[ok], np.log(mean[ok]), 1)[0])
-
-    p = slope(Ys.mean(axis=0))
+    p = float(_log_slopes(lx, Ys.mean(axis=0)[None, :])[0])
     if not np.isfinite(p):
         return (float("nan"),) * 3
     rng = np.random.default_rng(seed)
     runs = Ys.shape[0]
     idx = rng.integers(runs, size=(reps, runs))
-    boot = np.array([slope(Ys[i].mean(axis=0)) for i in idx])
+    boot = np.empty(reps)
+    step = max(1, 2**22 // max(Ys.size, 1))  # resampled curves of ~32 MB at a time
+    for k in range(0, reps, step):  # the mean curve of each resample, summed in seed order
+        boot[k : k + step] = _log_slopes(lx, Ys[idx[k : k + step]].mean(axis=1))
     boot = boot[np.isfinite(boot)]
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a]) if boot.size else (np.nan, np.nan)
