@@ -183,3 +183,20 @@ def test_fit_exponent_bootstrap_equals_polyfit_on_every_resample() -> None:
     assert p == pytest.approx(poly(Y.mean(axis=0)), rel=1e-12)
     assert (lo, hi) == pytest.approx((want_lo, want_hi), rel=1e-12)
     assert np.isnan(fit_exponent([1.0, 2.0], [[-1.0, 1.0]])[0])  # one positive point
+
+
+@pytest.mark.parametrize("runs", [5, 10, 14, 23])
+def test_leaderboard_score_ci_equals_the_replicate_by_replicate_loop(runs) -> None:
+    # score_with_ci evaluates every bootstrap replicate at once (stat.batched); the score
+    # and its interval must be the replicate-by-replicate ones, bit for bit.
+    from hbo_envs.leaderboard.aggregate import score_with_ci
+
+    rng = np.random.default_rng(runs)
+    x = np.abs(rng.standard_t(2, size=(runs, 6))) * 100
+    ref = np.abs(rng.normal(size=6)) * 100 + 1
+
+    def stat(s):
+        return float(np.mean([1.0 - iqm(s[:, j]) / ref[j] for j in range(ref.size)]))
+
+    want = (stat(x), *stratified_bootstrap_ci(x, stat, reps=300, seed=2))
+    assert score_with_ci(x, ref, reps=300, seed=2) == want

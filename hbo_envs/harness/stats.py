@@ -44,6 +44,18 @@ def iqm(scores: np.ndarray | list[float]) -> float:
     return float(x[cut : n - cut].mean())
 
 
+def iqm_rows(x: np.ndarray) -> np.ndarray:
+    """:func:`iqm` of every row of ``x`` (shape ``(..., n)``), the same numbers: one sort,
+    and the middle half of each row averaged along the contiguous last axis, where numpy
+    sums pairwise exactly as :func:`iqm`'s 1-D mean does."""
+    rows = np.sort(np.asarray(x, dtype=float), axis=-1)
+    if np.isnan(rows).any():
+        raise ValueError("iqm: scores contain NaN.")
+    n = rows.shape[-1]
+    cut = n // 4
+    return np.ascontiguousarray(rows[..., cut : n - cut]).mean(axis=-1)
+
+
 def _as_runs_by_tasks(scores: np.ndarray | list[float]) -> np.ndarray:
     x = np.asarray(scores, dtype=float)
     if x.ndim == 1:
@@ -69,7 +81,10 @@ def stratified_bootstrap_ci(
     and evaluates ``statistic`` on the resampled ``(runs, tasks)`` array (the statistic
     sees the whole array; ``np.mean`` and :func:`iqm` aggregate over all entries). The
     interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2`` quantiles of the
-    replicates (linear interpolation). Deterministic for a given ``seed``.
+    replicates (linear interpolation). Deterministic for a given ``seed``. A statistic
+    with a ``batched`` attribute (a function of the ``(reps, runs, tasks)`` array of all
+    replicates giving the ``reps`` values) is evaluated through it, in one call; it must
+    give the numbers ``statistic`` gives replicate by replicate.
     """
     x = _as_runs_by_tasks(scores)
     if not 0 < confidence < 1:
@@ -79,17 +94,13 @@ def stratified_bootstrap_ci(
     idx = rng.integers(runs, size=(reps, runs, tasks))
     cols = np.arange(tasks)[None, None, :]
     samples = x[idx, cols]  # (reps, runs, tasks)
+    batched = getattr(statistic, "batched", None)
     if statistic is np.mean:
         stats = samples.reshape(reps, -1).mean(axis=1)
     elif statistic is iqm:  # iqm of every replicate in one sort (the same numbers)
-        flat = np.sort(samples.reshape(reps, -1), axis=1)
-        if np.isnan(flat).any():
-            raise ValueError("iqm: scores contain NaN.")
-        n = flat.shape[1]
-        cut = n // 4
-        # row by row: a 1-D mean sums pairwise, as iqm() does; mean(axis=1) would not
-        # along the contiguous axis numpy sums each row pairwise, as iqm()'s 1-D mean does
-        stats = flat[:, cut : n - cut].mean(axis=1)
+        stats = iqm_rows(samples.reshape(reps, -1))
+    elif callable(batched):  # the statistic of every replicate at once (same numbers)
+        stats = np.asarray(batched(samples), dtype=float)
     else:
         stats = np.array([statistic(s) for s in samples])
     a = (1 - confidence) / 2
