@@ -83,6 +83,17 @@ def max_batch(n: int) -> int:
     return int(max(1, min(MAX_BATCH, BATCH_BYTES // per_run)))
 
 
+def _per_run(owner: str, runs: int, actions: Any, rewards: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``actions`` and ``rewards`` as arrays of one entry per run, or a ValueError."""
+    a, r = np.asarray(actions), np.asarray(rewards)
+    if a.shape != (runs,) or r.shape != (runs,):
+        raise ValueError(
+            f"{owner}.update: 'actions' and 'rewards' must hold one entry per run, shape "
+            f"({runs},); got shapes {a.shape} and {r.shape}."
+        )
+    return a, r
+
+
 class LoopBatch:
     """Runs of an agent advanced together by calling each one's ``act`` / ``update``."""
 
@@ -93,6 +104,7 @@ class LoopBatch:
         return np.array([a.act() for a in self.agents], dtype=np.intp)
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        actions, rewards = _per_run("LoopBatch", len(self.agents), actions, rewards)
         for agent, x, y in zip(self.agents, actions.tolist(), rewards.tolist(), strict=True):
             agent.update(x, y)
 
@@ -129,12 +141,9 @@ class GPUCBBatch:
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         agents = self.agents
-        actions = np.asarray(actions)
-        rewards = np.asarray(rewards)
+        actions, rewards = _per_run("GPUCBBatch", len(agents), actions, rewards)
         valid = (
-            actions.shape == (len(agents),)
-            and rewards.shape == actions.shape
-            and actions.dtype.kind in "iu"
+            actions.dtype.kind in "iu"
             and rewards.dtype.kind == "f"
             and bool(np.all((actions >= 0) & (actions < self.n)))
             and bool(np.isfinite(rewards).all())

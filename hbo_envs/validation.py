@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "check_moment_index",
     "check_real",
     "param_error",
+    "seconds_from_env",
     "MAX_HORIZON",
     "MAX_SCALE",
     "MAX_LENGTHSCALE",
@@ -210,3 +212,20 @@ def check_known_params(kind: str, name: str, params: Any, fields: Any, spec: Any
             f"The {kind} {name!r} has no parameter {unknown[0]!r}; its parameters "
             f"are {', '.join(sorted(fields))}. Got {spec!r} instead."
         )
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """``$name`` as a number of seconds (``default`` when unset or empty); anything but a
+    positive finite number is a ``ValueError`` naming the variable and the value."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(
+            f"The environment variable {name} must be a positive number of seconds; got {raw!r}."
+        )
+    return value

@@ -337,3 +337,21 @@ def test_an_agent_instance_is_never_batched_with_itself():
     )
     same = make("random")
     assert make_batch([same, same]) is None
+
+
+def test_batch_update_and_run_batch_name_bad_shapes_and_empty_input():
+    from hbo_envs.harness.cell import make_env
+
+    problem = make_env(HEAVY, 20, {}).unwrapped.problem
+    for name in ("gp-ucb", "random"):
+        runs = [make(name) for _ in range(3)]
+        for s, a in enumerate(runs):
+            a.reset(problem, seed=s)
+        batch = make_batch(runs)
+        actions = batch.act()
+        with pytest.raises(ValueError, match=r"one entry per run, shape \(3,\); got shapes"):
+            batch.update(actions[:2], np.ones(2))
+        with pytest.raises(ValueError, match=r"got shapes \(3,\) and \(3, 1\)"):
+            batch.update(actions, np.ones((3, 1)))
+    with pytest.raises(ValueError, match="at least one cell; got none"):
+        run_batch([])

@@ -79,11 +79,7 @@ def lost_cell(spec: CellSpec, exc: BaseException) -> CellResult:
         "failed",
         error=f"{type(exc).__name__}: {exc}",
         info={
-            "run_name": spec.run_name,
-            "env_id": spec.env_id,
-            "agent": spec.agent.label,
-            "seed": spec.seed,
-            "fingerprint": spec.fingerprint(),
+            **_cell_info(spec),
             "error_type": type(exc).__name__,
             "error_message": str(exc),
         },
@@ -329,6 +325,8 @@ def run_batch(specs: list[CellSpec]) -> list[CellResult]:
     ``B`` runs share a process.
     """
     specs = list(specs)
+    if not specs:
+        raise ValueError("run_batch: the 'specs' parameter must list at least one cell; got none.")
     if len({batch_key(s) for s in specs}) != 1:
         raise ValueError("run_batch: the cells must differ only in their seed.")
     with _one_blas_thread():

@@ -37,7 +37,6 @@ a retried cell gives the same numbers (same seeds).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import socket
@@ -48,6 +47,7 @@ from typing import Any
 
 from hbo_envs.harness.cell import CellResult, lost_cell, run_cell
 from hbo_envs.harness.specs import CellSpec
+from hbo_envs.validation import seconds_from_env
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -59,23 +59,6 @@ __all__ = [
     "probe_cluster",
     "run_on_ray",
 ]
-
-
-def seconds_from_env(name: str, default: float) -> float:
-    """``$name`` as a number of seconds (``default`` when unset or empty); anything but a
-    positive finite number is a ``ValueError`` naming the variable and the value."""
-    raw = os.environ.get(name, "")
-    if not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(
-            f"The environment variable {name} must be a positive number of seconds; got {raw!r}."
-        )
-    return value
 
 
 CONNECT_TIMEOUT = seconds_from_env("HBO_RAY_CONNECT_TIMEOUT", 10.0)

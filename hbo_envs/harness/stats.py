@@ -33,21 +33,18 @@ __all__ = [
 
 
 def iqm(scores: np.ndarray | list[float]) -> float:
-    """Interquartile mean of all entries of ``scores`` (NaNs are an error)."""
-    x = np.sort(np.asarray(scores, dtype=float).ravel())
-    n = x.size
-    if n == 0:
+    """Interquartile mean of all entries of ``scores`` (NaNs are an error): the mean of
+    the sorted entries without the lowest and the highest ``n // 4``."""
+    x = np.asarray(scores, dtype=float).ravel()
+    if x.size == 0:
         return float("nan")
-    if np.isnan(x).any():
-        raise ValueError("iqm: scores contain NaN.")
-    cut = n // 4
-    return float(x[cut : n - cut].mean())
+    return float(iqm_rows(x)[()])
 
 
 def iqm_rows(x: np.ndarray) -> np.ndarray:
-    """:func:`iqm` of every row of ``x`` (shape ``(..., n)``), the same numbers: one sort,
-    and the middle half of each row averaged along the contiguous last axis, where numpy
-    sums pairwise exactly as :func:`iqm`'s 1-D mean does."""
+    """:func:`iqm` of every row of ``x`` (shape ``(..., n)``, ``n >= 1``): one sort, and
+    the middle half of each row averaged along the contiguous last axis (numpy sums it
+    pairwise, as a 1-D mean), so a row gives the same number alone or in a batch."""
     rows = np.sort(np.asarray(x, dtype=float), axis=-1)
     if np.isnan(rows).any():
         raise ValueError("iqm: scores contain NaN.")
