@@ -21,9 +21,9 @@ on a loaded machine inflate the numbers less than wall time would):
 The per-round cost of our implementation is ``O(r^3 + r^2 n + s r |P| + |P|)`` with ``r``
 the numerical rank of the embedding (bounded on a fixed domain), ``s`` the number of
 distinct dictionary arms (``2m`` merged features for QFF) and ``|P|`` the arms played so
-far, plus, when the Nyström dictionary changes, ``O(s r0^2 + r0^3 + r s n)`` for the thin
-SVD of ``C^{1/2} L_S`` with ``K = L L^T`` (``r0`` the numerical rank of ``K``, 21 on the
-100 arms; :func:`agents.features.nystrom.nystrom_factors_from_factor`), or
+far, plus, when the Nyström dictionary changes, ``O(s r0^2 + r0^3 + r0 r n)`` for the
+``r0 x r0`` eigendecomposition of ``L_S^T C L_S`` with ``K = L L^T`` (``r0`` the numerical
+rank of ``K``, 21 on the 100 arms; :func:`agents.features.nystrom.nystrom_factors_from_factor`), or
 ``O(s^3 + r s n)`` for the ``s x s`` eigendecomposition when there is no dense ``K`` to
 factor (section 3) or ``s <= r0``. In the number of arms that is ``O(n r (r + s))`` per
 round: linear in ``n``.
@@ -32,9 +32,10 @@ Why the Nyström round is still dearer late than early (``new D_t`` column): at
 ``t ~ 10^3`` every played arm has ``q sigma~^2 >= 1``, so Algorithm 3 draws the same
 dictionary (all played arms) every round and nothing is refactored; at ``t ~ 2 * 10^4``
 every played arm has ``p_a < 1`` and the dictionary, redrawn every round as the algorithm
-prescribes, is new in every round: each round pays one thin SVD and a rebuilt
-``Phi~^T Phi~`` on top of the early round's work. The ``[s x s eigh]`` row is the same
-agent without the factor (as before issue 21), measured in the same run.
+prescribes, is new in every round: each round pays one ``r0 x r0`` eigendecomposition
+(about 25 us here) and a few small products on top of the early round's work. The
+``[s x s eigh]`` row is the same agent without the factor (as before issue 21), measured
+in the same run.
 
 Run: ``python benchmarks/bench_ata.py`` (``--quick`` for a smoke run). Not a test: timings
 depend on the machine and its load; compare the columns of one run, not absolute numbers.

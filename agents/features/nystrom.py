@@ -29,11 +29,14 @@ embedding runs in ``s <= n`` dimensions; ``m_t = sum c_a`` still enters the sche
 
 **A new dictionary without an ``s x s`` eigendecomposition.** Every ``K_SS`` is a
 principal submatrix of the one ``n x n`` matrix ``K = L L^T`` (:func:`kernel_factor`,
-``L`` of rank ``r0``), so ``M = A A^T`` with ``A = C^{1/2} L_S`` (``s x r0``) and the
-eigendecomposition of ``M`` is the thin SVD of ``A``
-(:func:`nystrom_factors_from_factor`): ``O(s r0^2)`` instead of ``O(s^3)`` for every
-dictionary of ``s > r0`` arms. Algorithm 3 redraws the dictionary every round, and late
-in a run (every played arm with ``q sigma~^2 < 1``) it is a new one every round.
+``L`` of rank ``r0``), so ``M = A A^T`` with ``A = C^{1/2} L_S`` (``s x r0``). With
+``A^T A = Z diag(e) Z^T`` (``r0 x r0``), the nonzero eigenpairs of ``M`` are
+``(e, A Z diag(e)^{-1/2})`` and ``psi(x) = (M^{1/2})^+ A l_x = U Z^T l_x`` (``l_x`` row
+``x`` of ``L``): the embedding is ``Q = A Z diag(e)^{-1/2}`` with coordinates
+``Fr = (L Z)^T`` (:func:`nystrom_factors_from_factor`), one ``r0 x r0`` eigendecomposition
+for every dictionary of ``s > r0`` arms instead of an ``s x s`` one. Algorithm 3 redraws
+the dictionary every round, and late in a run (every played arm with
+``q sigma~^2 < 1``) it is a new one every round.
 
 >>> import numpy as np
 >>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
@@ -47,8 +50,12 @@ array([[1. , 0.5]])
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dtrsm as _dtrsm
+from scipy.linalg.lapack import dpotrf as _dpotrf
+from scipy.linalg.lapack import dsyevd as _dsyevd
 
 __all__ = [
+    "eigh",
     "kernel_factor",
     "nystrom_factors",
     "nystrom_factors_from_factor",
@@ -60,11 +67,29 @@ __all__ = [
 ]
 
 
+def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(e, U)``: the eigenvalues (ascending) and eigenvectors of the symmetric ``M``.
+
+    LAPACK ``dsyevd`` on the lower triangle, called through :mod:`scipy.linalg.lapack`:
+    the routine and triangle :func:`numpy.linalg.eigh` uses (the same numbers), without
+    its per-call wrapper cost, which dominates for the ``r x r`` matrices (``r ~ 20``) that
+    ATA-GP-UCB decomposes every round (about 25 instead of 31 us; ``benchmarks/bench_ata.py``).
+    Raises :class:`numpy.linalg.LinAlgError` when it does not converge (a NaN in ``M``).
+    """
+    M = np.asarray(M, dtype=float)
+    if M.shape[0] == 0:
+        return np.zeros(0), np.zeros((0, 0))
+    e, U, info = _dsyevd(M, compute_v=1, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"eigenvalues did not converge (LAPACK dsyevd info={info})")
+    return e, U
+
+
 def _kept_eigh(M: np.ndarray, rtol: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Eigenpairs of the symmetric PSD ``M`` above ``rtol * max eigenvalue`` (default
     ``rtol = size * machine epsilon``, the pseudo-inverse convention of ``numpy.linalg.pinv``
     and MATLAB's ``pinv``): ``(e, U)`` with ``e`` (r,) and ``U`` (s, r)."""
-    e, U = np.linalg.eigh(M)
+    e, U = eigh(M)
     if e.size == 0:
         return e, U
     tol = (M.shape[0] * np.finfo(float).eps if rtol is None else rtol) * max(e[-1], 0.0)
@@ -126,36 +151,63 @@ def kernel_factor(K: np.ndarray, rtol: float | None = None) -> np.ndarray | None
 
 
 def nystrom_factors_from_factor(
-    L_S: np.ndarray, K_SX: np.ndarray, copies: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`nystrom_factors` from a factor ``K_SS = L_S L_S^T`` (``L_S`` (s, r0)): a thin
-    SVD of an ``s x r0`` matrix instead of the eigendecomposition of an ``s x s`` one.
+    L: np.ndarray, S: np.ndarray, copies: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`nystrom_factors` from a factor ``K = L L^T`` (``L`` (n, r0)) and the
+    dictionary arms ``S`` (s,) with their ``copies`` (``None``: one copy each): one
+    ``r0 x r0`` eigendecomposition instead of an ``s x s`` one.
+
+    Returns ``(Q, Fr, W)``: ``Q`` (s, r) orthonormal and ``Fr = (L W)^T`` (r, n) as from
+    :func:`nystrom_factors`, and ``W`` (r0, r), through which sums of outer products of
+    the embedding come from those of ``L``'s rows (``Fr_P N Fr_P^T = W^T L_P^T N L_P W``).
 
     Alg. 3 (CG 2019 App. D.3) embeds with ``(K_D^{1/2})^+ k_D(x)``; reduced as in
     :func:`nystrom_factors`, ``psi(x) = (M^{1/2})^+ C^{1/2} k_S(x)`` with
-    ``M = C^{1/2} K_SS C^{1/2}``. With ``A = C^{1/2} L_S = U diag(sv) Z^T`` (thin SVD),
-    ``M = A A^T = U diag(sv^2) U^T``: the eigenpairs of ``M`` are ``(sv^2, U)``, of which
-    the same are kept as by :func:`pinv_sqrt_psd` of ``M`` (``sv^2 > s * eps * max``), and
-    ``Q = U_r``, ``Fr = diag(sv_r^{-1}) U_r^T C^{1/2} K_SX`` as there; ``psi = Q Fr`` in
-    exact arithmetic. (The SVD of ``A`` rather than the eigendecomposition of
-    ``A^T A``: forming ``A^T A`` squares the condition number and loses the small kept
-    eigenvalues, down to ``~1e-13`` of the largest, whose directions the embedding needs.)
-    Cost ``O(s r0^2 + r0^3 + r s n)`` instead of ``O(s^3 + r s n)``: ``r0`` is the
+    ``M = C^{1/2} K_SS C^{1/2} = A A^T``, ``A = C^{1/2} L_S`` and ``k_S(x) = L_S l_x``
+    (``l_x`` row ``x`` of ``L``). With ``A^T A = Z diag(e) Z^T``, the nonzero eigenpairs of
+    ``M`` are ``(e, A Z diag(e)^{-1/2})``, of which the same are kept as by
+    :func:`pinv_sqrt_psd` of ``M`` (``e > s * eps * max e``), and
+    ``psi(x) = A Z diag(e)^{-1} Z^T A^T A l_x = A Z diag(e)^{-1/2} Z^T l_x``.
+
+    Orthonormal ``Q``: the columns of ``Y = A Z`` (largest ``e`` first) are orthogonal only
+    up to the rounding of ``A^T A``, which is large next to the smallest kept ``e`` (down
+    to ``s * eps`` of the largest: up to ``~4e-2`` off orthonormal after scaling, on the
+    100-arm SE problem of CG §6). So ``Y = Q R`` by a Cholesky QR (``R^T R = Y^T Y``, which
+    is ``diag(e)`` up to that rounding; Cholesky is accurate for such graded matrices, so
+    ``Q`` is orthonormal to ``~1e-15``), and ``Fr = R diag(e)^{-1/2} Z^T L^T``:
+    ``Q Fr = Y diag(e)^{-1/2} Z^T L^T`` is the embedding above, and ATA-GP-UCB, which
+    relies on ``Q^T Q = I``, runs the exact algorithm on it. Should the Cholesky
+    factorisation fail (not seen), the thin SVD of ``A`` gives ``Q`` and ``Fr`` instead.
+
+    Accuracy: on dictionaries whose kernel spectrum decays into the rounding level the
+    embedding is ill-conditioned in its last kept directions; two exact methods, the
+    ``s x s`` eigendecomposition of ``M`` (:func:`nystrom_factors`) and the thin SVD of
+    ``A``, then differ by up to ``~5e-5`` of ``max |psi|`` (median ``~1e-8``), and this
+    path lies as close to the former as the SVD does (``tests/test_ata_gp_ucb.py``).
+
+    Cost ``O(s r0^2 + r0^3 + n r0 r)`` instead of ``O(s^3 + r s n)``: ``r0`` is the
     numerical rank of the whole kernel matrix (:func:`kernel_factor`), bounded on a fixed
-    domain while the dictionary size ``s`` is not.
+    domain while the dictionary size ``s`` is not; at ``r0 ~ 20`` the ``r0 x r0``
+    eigendecomposition is most of it (the thin SVD of ``A`` cost twice as much).
     """
-    copies = np.asarray(copies)
-    ones = copies.size == 0 or copies.max() == 1  # C = I: skip the (exact) scalings by 1
-    sq = np.sqrt(copies.astype(float))
-    A = L_S if ones else sq[:, None] * L_S
-    s = A.shape[0]
-    U, sv, _ = np.linalg.svd(A, full_matrices=False)  # A = U diag(sv) Z^T
-    e = sv * sv  # the eigenvalues of M = A A^T, descending
-    keep = e > s * np.finfo(float).eps * (e[0] if e.size else 0.0)  # as _kept_eigh(M)
-    Q, e = U[:, keep], e[keep]
-    # Fr = diag(e^{-1/2}) Q^T C^{1/2} K_SX, as in nystrom_factors.
-    Fr = (Q.T @ (K_SX if ones else sq[:, None] * K_SX)) / np.sqrt(e)[:, None]
-    return Q, Fr
+    A = L.take(S, axis=0)  # a copy: scaled in place when arms have several copies
+    if copies is not None:
+        A *= np.sqrt(np.asarray(copies, dtype=float))[:, None]
+    e, Z = eigh(A.T @ A)  # ascending
+    # Keep e > s * eps * max e, as _kept_eigh(M): a trailing slice of the ascending e,
+    # taken largest first.
+    k = int(e.searchsorted(S.size * np.finfo(float).eps * max(e[-1], 0.0), side="right"))
+    Z, e = np.ascontiguousarray(Z[:, k:][:, ::-1]), e[k:][::-1]
+    Y = A @ Z
+    R, info = _dpotrf(Y.T @ Y, lower=0, clean=1)  # Y^T Y = R^T R, R upper triangular
+    if info != 0:  # Y^T Y not numerically positive definite: the thin SVD of A instead
+        U, sv, Zt = np.linalg.svd(A, full_matrices=False)
+        keep = sv * sv > S.size * np.finfo(float).eps * sv[0] ** 2
+        W = Zt[keep].T
+        return U[:, keep], (L @ W).T, W
+    Q = _dtrsm(1.0, R, Y, side=1, lower=0)  # Q = Y R^{-1}
+    W = Z @ (R / np.sqrt(e)).T  # Fr = W^T L^T = R diag(e)^{-1/2} Z^T L^T
+    return Q, (L @ W).T, W
 
 
 def nystrom_features(K_SS: np.ndarray, K_SX: np.ndarray, copies: np.ndarray) -> np.ndarray:

@@ -32,14 +32,16 @@ and ``V~_t`` is ``lambda`` on its complement, so :func:`truncated_estimate` only
 eigendecomposes the ``r x r`` matrix ``Q^T V~_t Q``. ``r`` is bounded on a fixed domain
 (17-18 for the SE kernel ``l = 0.2`` on 100 arms in ``[0, 1]``) while the dictionary size
 ``s`` and ``2m`` are not; the round costs ``O(r^3 + r^2 n + k r |P|)``, plus, for a new
-Nyström dictionary, ``O(s r0^2 + r0^3 + r s n + r^2 |P|)``: the thin SVD of
-``C^{1/2} L_S`` (``s x r0``) with ``K = L L^T`` factored once at ``reset`` (``r0`` the
-numerical rank of ``K``, 21 on those 100 arms) instead of the eigendecomposition of the
-``s x s`` matrix ``C^{1/2} K_SS C^{1/2}`` (kept when there is no dense ``K`` or more than
-:data:`FACTOR_MAX_N` arms, and for ``s <= r0``), and ``Phi~^T Phi~`` rebuilt from the
-per-arm counts (see :mod:`agents.features.nystrom` for both reductions). Late in a run
-the dictionary is new every round, early it is the same for many rounds, so a Nyström
-round late costs one thin SVD more than early. ``mu~_t = W^T r^`` and
+Nyström dictionary, ``O(s r0^2 + r0^3 + r0 r n)``: the eigendecomposition of the
+``r0 x r0`` matrix ``L_S^T C L_S`` and a Cholesky QR, with ``K = L L^T`` factored once at
+``reset`` (``r0`` the numerical rank of ``K``, 21 on those 100 arms), instead of the
+eigendecomposition of the ``s x s`` matrix ``C^{1/2} K_SS C^{1/2}`` (kept when there is
+no dense ``K`` or more than :data:`FACTOR_MAX_N` arms, and for ``s <= r0``), and
+``Phi~^T Phi~ = W^T G W`` from the ``r0 x r0`` sum ``G = sum_a N_a l_a l_a^T`` kept
+current by one rank-one update per observation (see :mod:`agents.features.nystrom`).
+Late in a run the dictionary is new every round, early it is the same for many rounds,
+so a Nyström round late costs one ``r0 x r0`` eigendecomposition (about 25 us) and a
+few small products more than early. ``mu~_t = W^T r^`` and
 ``lambda phi~^T V~^{-1} phi~ = lambda ||W[:, x]||^2``. ``benchmarks/bench_ata.py``
 measures it beside TGP-UCB and the naive Algorithm 2.
 
@@ -57,8 +59,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.linalg.blas import dger as _dger
 
 from agents.features.nystrom import (
+    eigh,
     kernel_factor,
     nystrom_factors,
     nystrom_factors_from_factor,
@@ -193,7 +197,7 @@ def truncated_estimate(
     """
     A = Gr.copy()
     A.flat[:: A.shape[0] + 1] += lam
-    e, R = np.linalg.eigh(A)
+    e, R = eigh(A)
     # Every eigenvalue is >= lambda; one computed below it is rounding (sqrt(<= 0) when
     # lambda is tiny next to ||Gr||), so clip at lambda.
     Y = (R / np.sqrt(np.maximum(e, lam))).T @ Fr
@@ -616,7 +620,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         self.eps_, self.q_ = eps, q
         self.K_ = _dense_kernel(problem)
         # K = L_ L_^T (n x r0, r0 the numerical rank of K): the eigendecomposition of a
-        # new dictionary's s x s matrix becomes the thin SVD of an s x r0 one
+        # new dictionary's s x s matrix becomes that of an r0 x r0 one
         # (nystrom_factors_from_factor). None: no dense K, too many arms, K not PSD, or
         # of full rank (s > r0 = n never happens).
         L = (
@@ -625,6 +629,9 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             else None
         )
         self.L_ = L if L is not None and 0 < L.shape[1] < L.shape[0] else None
+        if self.L_ is not None:  # sum_a N_a l_a l_a^T (_factor_gram), arms not yet in it
+            self._G = np.zeros((self.L_.shape[1],) * 2, order="F")
+            self._G_pending: list[int] = []
         self.m_ = 0
         self.dictionary_sizes_: list[int] = []
         # The factorisation of the current dictionary (kept while D_t stays the same).
@@ -695,7 +702,24 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             K_SX = np.array([rows[a] for a in S.tolist()]).reshape(S.size, -1)
         return K_SX[:, S], K_SX
 
+    def _factor_gram(self) -> np.ndarray:
+        """``G = sum_a N_a l_a l_a^T`` (r0 x r0; ``l_a`` row ``a`` of ``L_``), brought up
+        to date with the observations since its last use: one rank-one update each late
+        in a run, when the dictionary is new every round."""
+        G, pending = self._G, self._G_pending
+        if len(pending) == 1:
+            l = self.L_[pending[0]]
+            G = _dger(1.0, l, l, a=G, overwrite_a=1)
+        elif pending:
+            Lp = self.L_.take(pending, axis=0)
+            G += Lp.T @ Lp
+        pending.clear()
+        self._G = G
+        return G
+
     def _refit(self, arm: int) -> None:
+        if self.L_ is not None:
+            self._G_pending.append(arm)
         copies = self._copies()
         N = self.rewards_.count
         if self._dict_copies is not None and np.array_equal(copies, self._dict_copies):
@@ -709,18 +733,21 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             self._dict_copies = copies
             # psi~_t = Q_ Fr_ (s x n): the reduced phi~_t (agents.features.nystrom), with
             # Q_ (s x r) orthonormal; r = 0 for an empty dictionary. Past r0 = rank(K)
-            # distinct arms, from the thin SVD of C^{1/2} L_S (s x r0) instead of the
-            # eigendecomposition of M = C^{1/2} K_SS C^{1/2} (s x s): the same factors.
+            # distinct arms, through K = L L^T: one r0 x r0 eigendecomposition of
+            # L_S^T C L_S instead of the s x s one of M = C^{1/2} K_SS C^{1/2}.
             if self.L_ is not None and self.L_.shape[1] < S.size:
-                self.Q_, self.Fr_ = nystrom_factors_from_factor(self.L_[S], self.K_[S], c)
+                ones = self.m_ == S.size  # one copy of each arm (always, "experiment")
+                self.Q_, self.Fr_, W = nystrom_factors_from_factor(self.L_, S, None if ones else c)
+                # Phi~^T Phi~ = W^T (sum_a N_a l_a l_a^T) W, the r0 x r0 sum kept current.
+                self.Gr_ = W.T @ self._factor_gram() @ W
             else:
                 self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
+                P = self.rewards_.played_idx
+                FrP = self.Fr_[:, P]
+                self.Gr_ = (FrP * N[P].astype(float)) @ FrP.T  # Phi~^T Phi~ from counts
             self.fr2_ = np.einsum("ia,ia->a", self.Fr_, self.Fr_)  # phi~^T phi~
             # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
             self.level_scale_ = np.sqrt(c.astype(float))
-            P = self.rewards_.played_idx
-            FrP = self.Fr_[:, P]
-            self.Gr_ = (FrP * N[P].astype(float)) @ FrP.T  # Phi~^T Phi~ from per-arm counts
         self.dictionary_sizes_.append(self.m_)
         level = self.b_(self.t_) * self.level_scale_
         self.mean_, w2 = truncated_estimate(
