@@ -278,3 +278,17 @@ def test_env_lower_bound_hook_reaches_records_and_plot(tmp_path) -> None:
     np.testing.assert_allclose(df["lower_bound"], 0.1 * np.sqrt(df["t"]))
     (png,) = plot_regret(df, [tmp_path / "lb.png"])
     assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("bad", ["soon", "0", "-2", "nan", "inf"])
+def test_a_bad_progress_interval_is_an_error_naming_it_before_any_cell_runs(
+    bad, tmp_path, monkeypatch
+) -> None:
+    """$HBO_PROGRESS_INTERVAL used to fall back to 5 s silently on a bad value."""
+    monkeypatch.setenv("HBO_PROGRESS_INTERVAL", bad)
+    cells = build_cells([ENV], [AgentSpec(Uniform)], 1, horizon=20)
+    with pytest.raises(ValueError, match=f"HBO_PROGRESS_INTERVAL.*positive.*{bad!r}"):
+        run_sweep(cells, out=tmp_path / "r", workers=1)
+    assert not (tmp_path / "r").exists()  # nothing ran, nothing written
+    monkeypatch.setenv("HBO_PROGRESS_INTERVAL", "0.5")
+    assert run_sweep(cells, out=tmp_path / "r", workers=1).ran == 1

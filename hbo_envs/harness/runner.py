@@ -57,7 +57,14 @@ from hbo_envs.harness.specs import (
 from hbo_envs.harness.store import ResultStore, base_meta, fs_error
 from hbo_envs.harness.summary import summarize
 from hbo_envs.registration import missing_data
-from hbo_envs.validation import MAX_HORIZON, check_bool, check_choice, check_int, param_error
+from hbo_envs.validation import (
+    MAX_HORIZON,
+    check_bool,
+    check_choice,
+    check_int,
+    param_error,
+    seconds_from_env,
+)
 
 __all__ = ["CellFailure", "SweepResult", "build_cells", "evaluate", "run_sweep"]
 
@@ -511,18 +518,12 @@ class _Silent:
         pass
 
 
-def _progress(total: int, progress: bool | None, desc: str) -> Any:
-    """A tqdm bar on a TTY (or ``progress=True``), timed lines otherwise, nothing if False."""
+def _progress(total: int, progress: bool | None, desc: str, interval: float) -> Any:
+    """A tqdm bar on a TTY (or ``progress=True``), a line every ``interval`` seconds
+    otherwise, nothing if False."""
     if progress is False or total == 0:
         return _Silent()
     if progress is None and not sys.stderr.isatty():
-        raw = os.environ.get("HBO_PROGRESS_INTERVAL", "")
-        try:
-            interval = float(raw) if raw else PROGRESS_INTERVAL
-        except ValueError:
-            interval = PROGRESS_INTERVAL
-        if not interval > 0:
-            interval = PROGRESS_INTERVAL
         return _Heartbeat(total, desc, interval)
     from tqdm.auto import tqdm
 
@@ -582,6 +583,8 @@ def run_sweep(
         progress = check_bool("run_sweep", "progress", progress)
     if address is not None and not isinstance(address, str):
         raise param_error("run_sweep", "address", "a Ray address string or None", address)
+    # A bad $HBO_PROGRESS_INTERVAL is an error naming it, before anything runs.
+    interval = seconds_from_env("HBO_PROGRESS_INTERVAL", PROGRESS_INTERVAL)
     store = ResultStore(out) if out is not None else None
     if store is not None and fresh and store.root.exists():
         try:
@@ -604,7 +607,7 @@ def run_sweep(
 
     results: dict[str, CellResult] = {}
     failures: list[dict[str, Any]] = []
-    bar = _progress(len(todo), progress, "hbo-bench")
+    bar = _progress(len(todo), progress, "hbo-bench", interval)
     try:
         if todo:
             kwargs: dict[str, Any] = {"address": address} if backend == "ray" else {"batch": batch}
