@@ -28,6 +28,12 @@ rank of ``K``, 21 on the 100 arms; :func:`agents.features.nystrom.nystrom_factor
 factor (section 3) or ``s <= r0``. In the number of arms that is ``O(n r (r + s))`` per
 round: linear in ``n``.
 
+4. The per-arm reward store (:class:`~agents.heavy_tailed.ata_gp_ucb.ArmRewards`): microseconds
+   per new reward at an arm that already holds ``N_a`` rewards (``10^3 .. 10^6``;
+   ``--quick``: up to ``10^5``), ours (a pending run of ``~sqrt(N_a)`` past ``RUN_MIN``)
+   beside one sorted run per arm (``RUN_MIN`` infinite, the store before issue 21's
+   round), and one ``sums`` query of 35 thresholds there.
+
 Why the Nyström round is still dearer late than early (``new D_t`` column): at
 ``t ~ 10^3`` every played arm has ``q sigma~^2 >= 1``, so Algorithm 3 draws the same
 dictionary (all played arms) every round and nothing is refactored; at ``t ~ 2 * 10^4``
@@ -275,6 +281,40 @@ def _with_matrix(p: SimpleNamespace):
     )  # fmt: skip
 
 
+def section_rewards(quick: bool) -> None:
+    marks = (1_000, 10_000, 100_000) if quick else (1_000, 10_000, 100_000, 1_000_000)
+    print("\n4. ArmRewards: CPU us per new reward at an arm holding N_a rewards (mean of 1000)")
+    print(f"  {'N_a':>9} {'ours':>9} {'one run':>9} {'ours: sums(35 thresholds)':>26}")
+    ys = np.random.default_rng(0).standard_t(3.0, size=max(marks) + 1_000).tolist()
+    level = np.quantile(np.abs(ys[:1000]), np.linspace(0.05, 0.95, 35))
+    W = np.ones((35, 1))
+    saved = ata_gp_ucb.ArmRewards.RUN_MIN
+    res: dict[str, dict] = {}
+    for label, run_min in (("ours", saved), ("one run", 10**12)):
+        ata_gp_ucb.ArmRewards.RUN_MIN = run_min
+        store, i, out = ata_gp_ucb.ArmRewards(1), 0, {}
+        try:
+            for m in marks:
+                while i < m:
+                    store.add(0, ys[i])
+                    i += 1
+                t0 = time.process_time()
+                for _ in range(1_000):
+                    store.add(0, ys[i])
+                    i += 1
+                out[m] = (time.process_time() - t0) / 1_000
+                t0 = time.process_time()
+                for _ in range(100):
+                    store.sums(W, level)
+                out["sums", m] = (time.process_time() - t0) / 100
+        finally:
+            ata_gp_ucb.ArmRewards.RUN_MIN = saved
+        res[label] = out
+    for m in marks:
+        ours, one = res["ours"], res["one run"]
+        print(f"  {m:>9} {ours[m] * 1e6:>9.1f} {one[m] * 1e6:>9.1f} {ours['sums', m] * 1e6:>26.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
@@ -289,6 +329,7 @@ def main() -> None:
         section_100_arms(args.quick)
         section_park_lee(args.quick)
         section_large(args.quick)
+        section_rewards(args.quick)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(f"\n1-min load average at the end {load:.1f}")
 

@@ -524,18 +524,27 @@ def test_fuzz_allowed_values_keep_the_posterior_finite(common, nys, mbar, theory
 
 
 # ------------------------------------------------ the flat-cost machinery, piece by piece
-def test_arm_rewards_sums_match_the_definition():
+@pytest.mark.parametrize("run_min", [4096, 3])
+def test_arm_rewards_sums_match_the_definition(run_min, monkeypatch):
     """S[i, j] = sum of y at arm played[j] with |W[i, j] y| <= level[i], for thresholds
-    above all, below all and between the rewards of an arm, and W = 0 entries."""
+    above all, below all and between the rewards of an arm, and W = 0 entries; with one
+    sorted run per arm and (RUN_MIN = 3) with pending runs, merged and not."""
     from agents.heavy_tailed.ata_gp_ucb import ArmRewards
 
+    monkeypatch.setattr(ArmRewards, "RUN_MIN", run_min)
     rng = np.random.default_rng(0)
     R = ArmRewards(6)
-    data = {a: rng.standard_t(1.5, size=c) * 3 for a, c in ((4, 1), (0, 2), (2, 40), (5, 9))}
+    data = {a: rng.standard_t(1.5, size=c) * 3 for a, c in ((4, 1), (0, 2), (2, 140), (5, 9))}
     for a, ys in data.items():
         for y in ys:
             R.add(a, float(y))
-    assert R.played == [0, 2, 4, 5] and R.count.tolist() == [2, 0, 40, 0, 1, 9]
+    assert R.played == [0, 2, 4, 5] and R.count.tolist() == [2, 0, 140, 0, 1, 9]
+    if run_min == 3:  # arm 2: 3, then merged at 3 + 64 and 67 + 64, 9 pending
+        assert R._main.tolist() == [2, 0, 131, 0, 1, 3] and R._pend.tolist() == [0, 0, 9, 0, 0, 6]
+        assert np.all(np.diff(R._abs[2][:131]) >= 0) and np.all(np.diff(R._pabs[2][:9]) >= 0)
+    for a, ys in data.items():
+        assert R._lo[a] == np.abs(ys).min() and R._hi[a] == np.abs(ys).max()
+        np.testing.assert_allclose(R._total[a], ys.sum(), rtol=1e-12, atol=1e-12)
     W = rng.standard_normal((7, 4))
     W[1, 2] = W[3, :] = 0.0
     level = np.abs(rng.standard_normal(7)) * 2
@@ -549,6 +558,40 @@ def test_arm_rewards_sums_match_the_definition():
     with np.errstate(divide="ignore"):
         thr = level[:, None] / np.abs(W[:, [1]])
     assert ((thr > np.abs(data[2]).min()) & (thr < np.abs(data[2]).max())).any()  # split
+
+
+def test_arm_rewards_insertion_moves_o_sqrt_n_entries_past_run_min(monkeypatch):
+    """Flat insertion, structurally (untimed): past RUN_MIN rewards at one arm the main run
+    is rebuilt only when the pending run reaches max(64, sqrt(N)), so 20000 rewards at one
+    arm take ~200 merges and under 5% of the 20000^2 / 2 moves of one sorted run; the
+    agent's run is the single-run one (same arms; estimates equal to rounding)."""
+    from agents.heavy_tailed.ata_gp_ucb import ArmRewards
+
+    monkeypatch.setattr(ArmRewards, "RUN_MIN", 256)
+    merges = []
+    merge = ArmRewards._merge
+    monkeypatch.setattr(ArmRewards, "_merge", lambda self, a: merges.append(a) or merge(self, a))
+    R = ArmRewards(1)
+    ys = np.random.default_rng(3).standard_t(2.0, size=20_000)
+    for y in ys.tolist():
+        R.add(0, y)
+    moved = sum(range(256)) + len(merges) * 20_000 + 20_000 * int(math.isqrt(20_000))
+    assert 150 < len(merges) < 250 and moved < 0.05 * 20_000**2 / 2, (len(merges), moved)
+    np.testing.assert_allclose(R._total[0], ys.sum(), rtol=1e-11)
+    W, level = np.ones((1, 1)), np.array([np.median(np.abs(ys))])
+    want = ys[np.abs(ys) <= level[0]].sum()
+    np.testing.assert_allclose(R.sums(W, level)[0, 0], want, rtol=1e-11)
+
+    p = se_problem(n=12, horizon=1500)
+    reward = reward_stream(p, seed=2)
+    runs = []
+    for run_min in (10**9, 16):
+        monkeypatch.setattr(ArmRewards, "RUN_MIN", run_min)
+        runs.append(run_fast(agents.make("ata-gp-ucb-nystrom"), p, reward, 0))
+    assert runs[0][0] == runs[1][0]
+    for (m, w), (rm, rw) in zip(runs[0][1], runs[1][1], strict=True):
+        np.testing.assert_allclose(m, rm, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(w, rw, rtol=1e-9, atol=1e-9)
 
 
 def test_nystrom_factors_span_the_embedding_of_a_low_rank_dictionary():

@@ -110,47 +110,100 @@ ATA_LAM_RANGE = (1e-100, 1e100)
 ATA_MIN_EPS = 1e-100
 
 
+def _insert_sorted(ab: np.ndarray | None, pre: np.ndarray | None, c: int, y: float):
+    """Insert ``|y|`` into the sorted run ``ab[:c]`` and ``y`` into its prefix sums
+    ``pre[:c + 1]`` (capacity doubled when full): ``O(c)`` element moves."""
+    if ab is None:
+        ab, pre = np.empty(8), np.zeros(9)
+    elif c == ab.size:
+        ab = np.concatenate([ab, np.empty(c)])
+        pre = np.concatenate([pre, np.zeros(c)])
+    a = abs(y)
+    pos = int(np.searchsorted(ab[:c], a, side="right"))
+    ab[pos + 1 : c + 1] = ab[pos:c].copy()
+    ab[pos] = a
+    # Prefix sums in |y| order: entries after the insertion point all gain y.
+    pre[pos + 2 : c + 2] = pre[pos + 1 : c + 1] + y  # type: ignore[index]
+    pre[pos + 1] = pre[pos] + y  # type: ignore[index]
+    return ab, pre
+
+
 class ArmRewards:
     """Per-arm rewards sorted by ``|y|``, with prefix sums of ``y`` in that order.
 
     ``sums(W, level)[i, j] = sum of y at arm played[j] with |W[i, j] y| <= level[i]``;
     an entry whose threshold ``level[i] / |W[i, j]|`` lies at or above the arm's largest
     ``|y|`` (or below its smallest) is the arm's total (or 0) without a search, the others
-    are one binary search, ``O(log N_a)``; independent of the number of rounds.
+    are one binary search per sorted run, ``O(log N_a)``; independent of the number of
+    rounds.
+
+    **Flat insertion.** Up to :attr:`RUN_MIN` rewards an arm keeps one sorted run, and a
+    new reward moves ``O(N_a)`` entries (one memory move of at most 4096). Beyond, new
+    rewards go to a second, pending run of at most ``max(64, sqrt(N_a))`` entries, merged
+    into the main run when full (``O(N_a)`` every ``sqrt(N_a)`` rewards):
+    ``O(sqrt(N_a))`` moves per reward, amortised, instead of ``O(N_a)`` (section 4 of
+    ``benchmarks/bench_ata.py`` measures both up to ``N_a = 10^6``). The sum over an arm is
+    then the main run's prefix sum plus the pending run's, and a merge adds the two
+    prefix sums at each merged position (no differences, so nothing cancels).
     """
+
+    #: Rewards of one arm kept in a single sorted run before the pending run is used.
+    RUN_MIN = 4096
 
     def __init__(self, n: int) -> None:
         self.n = n
         self.count = np.zeros(n, dtype=np.int64)
-        self._abs: list[np.ndarray | None] = [None] * n
-        self._pre: list[np.ndarray | None] = [None] * n
+        self._abs: list[np.ndarray | None] = [None] * n  # main run: sorted |y|
+        self._pre: list[np.ndarray | None] = [None] * n  # and its prefix sums of y
+        self._main = np.zeros(n, dtype=np.int64)  # entries in the main run
+        self._pabs: list[np.ndarray | None] = [None] * n  # pending run (past RUN_MIN)
+        self._ppre: list[np.ndarray | None] = [None] * n
+        self._pend = np.zeros(n, dtype=np.int64)  # entries in the pending run
         self.played: list[int] = []  # arms played at least once, ascending
         self.played_idx = np.zeros(0, dtype=np.int64)  # the same as an index array
         self._lo = np.zeros(n)  # smallest |y| at each arm
         self._hi = np.zeros(n)  # largest |y|
-        self._total = np.zeros(n)  # sum of y (= the last prefix sum)
+        self._total = np.zeros(n)  # sum of y
 
     def add(self, arm: int, y: float) -> None:
-        c = int(self.count[arm])
-        ab, pre = self._abs[arm], self._pre[arm]
-        if ab is None:
-            ab, pre = np.empty(8), np.zeros(9)
+        c, cp = int(self._main[arm]), int(self._pend[arm])
+        if self._abs[arm] is None:
             self.played.append(arm)
             self.played.sort()
             self.played_idx = np.array(self.played, dtype=np.int64)
-        elif c == ab.size:
-            ab = np.concatenate([ab, np.empty(c)])
-            pre = np.concatenate([pre, np.zeros(c)])
-        a = abs(y)
-        pos = int(np.searchsorted(ab[:c], a, side="right"))
-        ab[pos + 1 : c + 1] = ab[pos:c].copy()
-        ab[pos] = a
-        # Prefix sums in |y| order: entries after the insertion point all gain y.
-        pre[pos + 2 : c + 2] = pre[pos + 1 : c + 1] + y
-        pre[pos + 1] = pre[pos] + y
-        self._abs[arm], self._pre[arm] = ab, pre
-        self.count[arm] = c + 1
-        self._lo[arm], self._hi[arm], self._total[arm] = ab[0], ab[c], pre[c + 1]
+        if c < self.RUN_MIN:
+            ab, pre = _insert_sorted(self._abs[arm], self._pre[arm], c, y)
+            self._abs[arm], self._pre[arm] = ab, pre
+            self._main[arm] = c = c + 1
+            self._lo[arm], self._hi[arm], self._total[arm] = ab[0], ab[c - 1], pre[c]
+        else:
+            pab, ppre = _insert_sorted(self._pabs[arm], self._ppre[arm], cp, y)
+            self._pabs[arm], self._ppre[arm] = pab, ppre
+            self._pend[arm] = cp = cp + 1
+            a = abs(y)
+            self._lo[arm] = min(self._lo[arm], a)
+            self._hi[arm] = max(self._hi[arm], a)
+            self._total[arm] = self._pre[arm][c] + ppre[cp]  # type: ignore[index]
+            if cp >= max(64, math.isqrt(c)):
+                self._merge(arm)
+        self.count[arm] += 1
+
+    def _merge(self, arm: int) -> None:
+        """The pending run into the main run: the merged prefix sum at each position is
+        the main run's prefix sum plus the pending run's, over the entries before it."""
+        c, cp = int(self._main[arm]), int(self._pend[arm])
+        ab, pre = self._abs[arm][:c], self._pre[arm][: c + 1]  # type: ignore[index]
+        pab, ppre = self._pabs[arm][:cp], self._ppre[arm][: cp + 1]  # type: ignore[index]
+        at = ab.searchsorted(pab, side="right")  # pending entry k goes before ab[at[k]]
+        merged = np.insert(ab, at, pab)
+        pos = at + np.arange(cp)  # the pending entries' positions in the merged run
+        p = np.arange(c + cp + 1)
+        j = pos.searchsorted(p, side="left")  # pending entries before merged position p
+        new_pre = pre[p - j] + ppre[j]
+        cap = max(2 * (c + cp), 8)
+        self._abs[arm] = np.concatenate([merged, np.empty(cap - merged.size)])
+        self._pre[arm] = np.concatenate([new_pre, np.zeros(cap + 1 - new_pre.size)])
+        self._main[arm], self._pend[arm] = c + cp, 0
 
     def sums(self, W: np.ndarray, level: np.ndarray) -> np.ndarray:
         """``S[i, j] = sum_{y at a} y 1{|W[i, j] y| <= level[i]}`` for ``a = played[j]``.
@@ -168,11 +221,15 @@ class ArmRewards:
         S = np.where(full, self._total[P], 0.0)
         split = thr >= self._lo[P]
         split &= ~full  # some, not all, of the arm's rewards count
-        abs_, pre, count = self._abs, self._pre, self.count
+        abs_, pre, main, pend = self._abs, self._pre, self._main, self._pend
         for j in np.flatnonzero(split.any(axis=0)).tolist():
             a = self.played[j]
-            idx = abs_[a][: count[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
+            idx = abs_[a][: main[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
             S[:, j] = pre[a][idx]  # type: ignore[index]
+            if pend[a]:
+                pab, ppre = self._pabs[a], self._ppre[a]
+                idx = pab[: pend[a]].searchsorted(thr[:, j], side="right")  # type: ignore[index]
+                S[:, j] += ppre[idx]  # type: ignore[index]
         return S
 
 
