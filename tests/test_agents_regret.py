@@ -59,13 +59,26 @@ FALLS_BELOW = {
 }
 
 
+# Horizon T of the test (4000 unless named). Outlier-GP-UCB's diagnosis refits a Laplace
+# Student-t GP over all t observations every other round, so a run costs O(T^2): T = 2000
+# takes a quarter of T = 4000 (~1.2 s a seed instead of ~3 s). Same threshold 0.55, so the
+# test is no looser: the agent must get there in half the rounds (its rate is T-free: it
+# uses no horizon: R_t for t <= 2000 is, measured, the T = 4000 run's). Measured at T = 2000,
+# seeds 0-14 (late R_2000/2000 over early R_250/250, 3-seed means): seeds 0-2 give 0.45
+# (0.34 at T = 4000); the five disjoint triples 0.45, 0.35, 0.45, 0.48, 0.32; over 20000
+# bootstrap triples from the 15 seeds the statistic exceeds 0.55 with probability 0.005.
+# A non-learning agent (posterior never updated) sits at ~1 and fails either way.
+HORIZON = {"outlier-gp-ucb": 2000}
+
+
 @pytest.mark.parametrize("name", [n for n in agents.available() if n != "random"])
 def test_time_average_regret_falls_on_student_t_env(name):
+    T = HORIZON.get(name, 4000)
     early, late = [], []
     for seed in range(3):
-        R, _, _ = rollout(agents.make(name), "hbo/RKHS-SE-StudentT-v0", 4000, seed)
+        R, _, _ = rollout(agents.make(name), "hbo/RKHS-SE-StudentT-v0", T, seed)
         early.append(R[249] / 250)
-        late.append(R[-1] / 4000)
+        late.append(R[-1] / T)
     assert np.mean(late) < FALLS_BELOW[name] * np.mean(early), (np.mean(early), np.mean(late))
 
 

@@ -1,4 +1,12 @@
-"""End-to-end tests of the ``hbo-bench`` console script (real subprocesses, tiny budgets)."""
+"""End-to-end tests of the ``hbo-bench`` command line, tiny budgets.
+
+The commands run in this process through ``hbo_envs.cli.main(argv)`` (what the console
+script calls: ``sys.exit(main())``), with stdout and stderr captured: what these tests
+check is what the commands do and print and the status ``main`` returns, not process
+start-up, and each fresh interpreter cost about a second of imports. What needs a real
+process runs in one: the console script's entry point, the exit status of
+``python -m hbo_envs.cli`` (:func:`test_usage_errors_exit_2`), and Ctrl-C (a real SIGINT).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +15,13 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from hbo_envs.cli import main
 from hbo_envs.harness import COLUMNS, SUMMARY_COLUMNS
 
 TESTS = Path(__file__).resolve().parent
@@ -19,14 +29,39 @@ ENV = "hbo/RKHS-SE-Spike-v0"
 ENV_T = "hbo/RKHS-SE-StudentT-v0"
 
 
-def hbo_bench(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
-    full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def hbo_bench(capsys: pytest.CaptureFixture[str]):
+    """``hbo_bench(*args)``: ``hbo-bench args`` in this process, as :class:`Result` (the
+    status ``main`` returns, or argparse's ``SystemExit`` code; what it printed).
+    ``fixtures_agents`` imports from ``tests/`` (on ``sys.path`` here, and loky's workers
+    start with this process's ``sys.path``)."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()  # drop anything printed before
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            rc = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return Result(rc, out, err)
+
+    return run
+
+
+def hbo_bench_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m hbo_envs.cli args`` in a fresh interpreter."""
     return subprocess.run(
         [sys.executable, "-m", "hbo_envs.cli", *args],
         capture_output=True,
         text=True,
-        env=full_env,
-        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
         timeout=300,
     )
 
@@ -38,7 +73,7 @@ def test_console_script_is_installed() -> None:
     assert eps.get("hbo-bench") == "hbo_envs.cli:main"
 
 
-def test_run_summary_plot_schema(tmp_path: Path) -> None:
+def test_run_summary_plot_schema(hbo_bench, tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = hbo_bench(
         "run",
@@ -91,30 +126,30 @@ def test_run_summary_plot_schema(tmp_path: Path) -> None:
     assert "<svg" in svg.read_text()[:2000]
 
 
-def test_resume_skips_finished_cells(tmp_path: Path) -> None:
+def test_resume_skips_finished_cells(hbo_bench, tmp_path: Path, monkeypatch) -> None:
     counter = tmp_path / "resets.txt"
     args = [
         "run", "--env", ENV, "--agent", "fixtures_agents:CountingUniform",
         "--seeds", "0-3", "--horizon", "50", "--out", str(tmp_path / "out"), "--workers", "1",
     ]  # fmt: skip
-    env = {"HBO_TEST_COUNTER": str(counter)}
-    r1 = hbo_bench(*args, env=env)
+    monkeypatch.setenv("HBO_TEST_COUNTER", str(counter))
+    r1 = hbo_bench(*args)
     assert r1.returncode == 0, r1.stderr
     assert len(counter.read_text().split()) == 1 + 4  # one validation reset + 4 cells
     mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()}
     time.sleep(0.01)
-    r2 = hbo_bench(*args, env=env)
+    r2 = hbo_bench(*args)
     assert r2.returncode == 0 and "0 cell(s) run, 4 already finished" in r2.stdout
     assert len(counter.read_text().split()) == 1 + 4  # no agent was reset again
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "out" / "cells").iterdir()} == mtimes
     # a partially finished sweep: delete one cell, only it runs again
     next((tmp_path / "out" / "cells").glob("*__2.json")).unlink()
-    r3 = hbo_bench(*args, env=env)
+    r3 = hbo_bench(*args)
     assert "1 cell(s) run, 3 already finished" in r3.stdout
     assert len(counter.read_text().split()) == 1 + 4 + 1 + 1
 
 
-def test_failing_third_party_agent_fails_only_its_cells(tmp_path: Path) -> None:
+def test_failing_third_party_agent_fails_only_its_cells(hbo_bench, tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = hbo_bench(
         "run", "--env", ENV,
@@ -136,8 +171,9 @@ def test_failing_third_party_agent_fails_only_its_cells(tmp_path: Path) -> None:
     assert meta["cells"]["failed"] == 3 and len(meta["failures"]) == 3
 
 
-def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    r = hbo_bench(
+def test_usage_errors_exit_2(hbo_bench, tmp_path: Path) -> None:
+    # the first in a real process: the status main returns is the process's exit status
+    r = hbo_bench_process(
         "run", "--env", "hbo/Nope-v0", "--agent", "fixtures_agents:Uniform", "--out", str(tmp_path)
     )  # fmt: skip
     assert r.returncode == 2 and "not registered" in r.stderr
@@ -149,7 +185,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert r.returncode == 2
 
 
-def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
+def test_reproduce_list_and_tiny_reproduction(hbo_bench, tmp_path: Path) -> None:
     pytest.importorskip("agents")
     r = hbo_bench("reproduce", "--list")
     assert r.returncode == 0 and "cg2019-fig1a" in r.stdout and "pl2024-table1" in r.stdout
@@ -178,7 +214,7 @@ def test_reproduce_list_and_tiny_reproduction(tmp_path: Path) -> None:
     assert "The paper's claims, with the measured verdicts" in r.stdout
 
 
-def test_ctrl_c_keeps_finished_cells_and_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_keeps_finished_cells_and_resumes(hbo_bench, tmp_path: Path) -> None:
     import signal
 
     out = tmp_path / "out"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -48,17 +46,17 @@ def test_verbose_and_quiet_set_the_package_loggers(
     assert ("DEBUG: hbo-bench" in err) == (level == logging.DEBUG)
 
 
-def test_verbose_and_quiet_exclude_each_other() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "hbo_envs.cli", "-v", "-q", "list"], capture_output=True, text=True
-    )
-    assert out.returncode == 2 and "not allowed with" in out.stderr
+def test_verbose_and_quiet_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    # in this process (main is what the console script runs); argparse exits with 2
+    with pytest.raises(SystemExit) as exc:
+        main(["-v", "-q", "list"])
+    assert exc.value.code == 2 and "not allowed with" in capsys.readouterr().err
 
 
-def test_progress_help_says_what_happens_off_a_tty() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "hbo_envs.cli", "run", "--help"], capture_output=True, text=True
-    )
-    text = " ".join(out.stdout.split())
+def test_progress_help_says_what_happens_off_a_tty(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
     assert "off when not a TTY" not in text
     assert "a progress line every $HBO_PROGRESS_INTERVAL seconds" in text

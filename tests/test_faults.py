@@ -340,35 +340,29 @@ def test_every_output_file_has_the_same_mode_as_a_plot(tmp_path) -> None:
         assert stat.S_IMODE(p.stat().st_mode) == want, p
 
 
-def test_progress_lines_when_stderr_is_not_a_tty(tmp_path) -> None:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}",
-           "HBO_PROGRESS_INTERVAL": "0.2"}  # fmt: skip
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hbo_envs.cli",
-            "run",
-            "--env",
-            ENV,
-            "--agent",
-            "fixtures_agents:SleepyUniform[sleep=0.4]",
-            "--seeds",
-            "0-3",
-            "--horizon",
-            "20",
-            "--workers",
-            "1",
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+def test_progress_lines_when_stderr_is_not_a_tty(tmp_path, capsys, monkeypatch) -> None:
+    # in this process through main(argv); sys.stderr is pytest's capture here, not a TTY,
+    # as a pipe is to the console script
+    monkeypatch.setenv("HBO_PROGRESS_INTERVAL", "0.2")
+    assert not sys.stderr.isatty()
+    rc = cli(
+        "run",
+        "--env",
+        ENV,
+        "--agent",
+        "fixtures_agents:SleepyUniform[sleep=0.4]",
+        "--seeds",
+        "0-3",
+        "--horizon",
+        "20",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
     )  # fmt: skip  (each cell sleeps 0.4 s: at least 1.6 s of cells, lines every 0.2 s)
-    assert r.returncode == 0, r.stderr
-    lines = [x for x in r.stderr.splitlines() if "cells done" in x]
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    lines = [x for x in err.splitlines() if "cells done" in x]
     assert len(lines) >= 4 and lines[-1].startswith("hbo-bench: 4/4 cells done")
     assert any(x.startswith("hbo-bench: 0/4 cells done") for x in lines)  # while cell 1 runs
 

@@ -264,6 +264,45 @@ def test_experiment_registry_is_consistent() -> None:
     assert fig1f.snapshot and {a.source for a in fig1f.paper} <= {"gp-ucb", "tgp-ucb"}
 
 
+def test_plot_curves_are_the_pivot_table_of_the_records() -> None:
+    """plotting._curves (two np.unique calls on a sweep's records) gives exactly, bit for
+    bit, the seeds x rounds pivot table it replaced, also when seeds recorded different
+    rounds, a (seed, t) repeats or a value is NaN (those take the pivot table)."""
+    from hbo_envs.harness.plotting import _curves
+
+    def pivot(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        piv = g.pivot_table(index="seed", columns="t", values=metric, aggfunc="first")
+        piv = piv.dropna(axis=1)
+        return piv.columns.to_numpy(dtype=float), piv.to_numpy(dtype=float)
+
+    rng = np.random.default_rng(0)
+    swept = evaluate(Uniform, "hbo/RKHS-SE-Spike-v0", seeds=[3, 0, 7], horizon=700, workers=1)
+    ragged = pd.DataFrame(
+        {"seed": [2, 0, 0, 1, 1, 1, 2], "t": [1, 2, 1, 3, 1, 2, 3], "regret": rng.random(7)}
+    )
+    cases = [
+        swept,
+        swept.sample(frac=1.0, random_state=1),  # any row order
+        swept[~((swept["seed"] == 7) & (swept["t"] == 700))],  # a round one seed lacks
+        ragged,
+        ragged.astype({"regret": "float32"}),
+        pd.concat([ragged, ragged.assign(regret=-1.0)]),  # repeated (seed, t): first wins
+        ragged.assign(regret=[0.5, np.nan, 1, 2, 3, 4, 5]),
+    ]
+    for g in cases:
+        for metric in ("regret", "avg_regret") if "avg_regret" in g else ("regret",):
+            (t1, c1), (t2, c2) = _curves(g, metric), pivot(g, metric)
+            assert (t1.dtype, c1.dtype, t1.shape, c1.shape) == (
+                t2.dtype,
+                c2.dtype,
+                t2.shape,
+                c2.shape,
+            )
+            assert t1.tobytes() == t2.tobytes() and c1.tobytes() == c2.tobytes()
+    t, c = _curves(swept, "regret")
+    assert c.shape == (3, len(t)) and t[-1] == 700
+
+
 def test_env_lower_bound_hook_reaches_records_and_plot(tmp_path) -> None:
     from hbo_envs.envs.chowdhury_gopalan import TruncationDemoEnv
     from hbo_envs.harness.plotting import plot_regret

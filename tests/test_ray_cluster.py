@@ -115,10 +115,12 @@ class Driver:
 @pytest.fixture(scope="module")
 def cluster_and_local(tmp_path_factory):
     """The cluster, and the same sweep on the local backend (the reference numbers), run
-    while the cluster starts."""
+    while the cluster starts. One local worker: the numbers do not depend on the number
+    of workers (test_harness.test_evaluate_is_deterministic_across_processes), and a
+    second pool process only competed with the starting cluster for the two cores."""
     local = tmp_path_factory.mktemp("local")
     ref = Driver(
-        hbo_bench("run", *SWEEP, "--workers", "2", "--out", str(local / "out")),
+        hbo_bench("run", *SWEEP, "--workers", "1", "--out", str(local / "out")),
         dict(os.environ, PYTHONPATH=str(TESTS)),
         local / "run.log",
     )
