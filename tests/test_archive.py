@@ -47,6 +47,30 @@ def test_build_resume_stale_and_verify(tiny) -> None:
     assert len(rep.checked) == 3 and rep.ok
 
 
+def test_a_timed_experiment_does_not_borrow_batched_cells(tiny, monkeypatch) -> None:
+    """Cells shared with another experiment are copied, not re-run, except into an
+    experiment that compares running times (batches False: Park-Lee Table 1) from one
+    that ran its seeds in batches, whose agent seconds are shares of a batch (Table 1
+    borrowed all of Fig. 1's cells, batched GP-UCB seconds included, before this)."""
+    from types import SimpleNamespace
+
+    real = A._experiments()["bkc2020-fig1"]
+    assert real.batches
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    todo = A.plan("bkc2020-fig1")
+    for batches, left in ((False, len(todo)), (True, 0)):
+        other = SimpleNamespace(batches=batches)
+        monkeypatch.setattr(A, "_experiments", lambda o=other: {"bkc2020-fig1": real, "x": o})
+        assert len(A._borrow("x", tiny, todo, A._Hasher())) == left
+    timed_source = SimpleNamespace(batches=False)  # a timed experiment lends to another
+    monkeypatch.setattr(
+        A,
+        "_experiments",
+        lambda: {"bkc2020-fig1": timed_source, "y": SimpleNamespace(batches=False)},
+    )
+    assert A._borrow("y", tiny, todo, A._Hasher()) == []
+
+
 def test_rerun_matches_reports_a_changed_number(tiny) -> None:
     A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
     pc = A.plan("bkc2020-fig1")[0]

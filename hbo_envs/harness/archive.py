@@ -667,14 +667,23 @@ def build(
 
 def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> list[PlannedCell]:
     """Copy the cells of ``todo`` that another experiment's archive already holds with the
-    same fingerprint and sources (e.g. Park–Lee Table 1 runs Fig. 1's eps = 0.2 cells);
-    return the rest."""
+    same fingerprint and sources (e.g. Park–Lee Fig. 1 and Table 2 share their cells);
+    return the rest.
+
+    An experiment whose claims compare running times (``batches`` False, e.g. Park–Lee
+    Table 1) borrows only from experiments that are timed likewise: a cell of a batched
+    experiment holds its share of its batch's seconds, not its own.
+    """
     if not todo:
         return todo
+    exps = _experiments()
+    timed = not getattr(exps.get(name), "batches", True)
     want = {pc.spec.fingerprint(): pc for pc in todo}
     found: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]] = []
-    for other in _experiments():
+    for other, other_exp in exps.items():
         if other == name or not (root / other / "cells.parquet").exists():
+            continue
+        if timed and getattr(other_exp, "batches", True):
             continue
         cells = read_cells(other, root)
         hit = cells[cells["fingerprint"].isin(want)]
