@@ -20,6 +20,7 @@ covariance is ``(K_SS^{-1} + W)^{-1}``. Student-t scale ``s = R`` (the problem's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -80,8 +81,14 @@ def flag_outliers(
     y: np.ndarray, mean: np.ndarray, sd: np.ndarray, nu: float, alpha: float
 ) -> np.ndarray:
     """``True`` where ``|y - mean| > t_{nu, 1 - alpha/2} sd`` (note §2, step 2)."""
-    q = float(stats.t.ppf(1.0 - alpha / 2.0, nu))
-    return np.abs(y - mean) > q * sd
+    return np.abs(y - mean) > _t_quantile(float(nu), float(alpha)) * sd
+
+
+@functools.lru_cache(maxsize=64)
+def _t_quantile(nu: float, alpha: float) -> float:
+    """``t_{nu, 1 - alpha/2}``, computed once per ``(nu, alpha)`` (a diagnosis every other
+    round would otherwise pay scipy's quantile each time)."""
+    return float(stats.t.ppf(1.0 - alpha / 2.0, nu))
 
 
 class OutlierGPUCB(GPUCB):
@@ -175,8 +182,6 @@ class OutlierGPUCB(GPUCB):
         self._pos = np.full(self.n_, -1, dtype=np.intp)
         self._S = np.zeros(0, dtype=np.intp)
         self._K_SS: np.ndarray | None = None
-        # t_{nu, 1 - alpha/2} of flag_outliers, once
-        self._q = float(stats.t.ppf(1.0 - self.alpha_ / 2.0, self.nu_))
 
     def _diagnose(self) -> None:
         t = self._t
@@ -186,9 +191,8 @@ class OutlierGPUCB(GPUCB):
         idx = self._pos[arms]  # = np.unique(arms, return_inverse=True)[1]
         f_hat, var = student_t_laplace(self._K_SS, idx, y, self.nu_, self.scale_)
         noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
-        # flag_outliers(y, f_hat[idx], sqrt(var[idx] + noise), nu, alpha), the bound per arm
-        bound = self._q * np.sqrt(var + noise)
-        flags = np.abs(y - f_hat[idx]) > bound[idx]
+        sd = np.sqrt(var + noise)  # per played arm, then per observation
+        flags = flag_outliers(y, f_hat[idx], sd[idx], self.nu_, self.alpha_)
         if np.count_nonzero(flags) / t <= self.max_frac_:  # safeguard (step 3)
             self._out_buf[:t] = flags
         # else: keep the old mask (the newest point is an inlier, set in _observe)
