@@ -123,23 +123,26 @@ class PlateauRewards:
     def _keys(self, arms: np.ndarray, y: np.ndarray) -> np.ndarray:
         return arms + (y * self._scale + 0.5)
 
+    @staticmethod
+    def _push(
+        arms: np.ndarray, ys: np.ndarray, k: int, arm: int, y: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(arm, y)`` stored at position ``k`` of a buffer pair, doubled when full."""
+        if k == ys.size:
+            arms = np.concatenate([arms, np.empty(k, dtype=np.intp)])
+            ys = np.concatenate([ys, np.empty(k)])
+        arms[k], ys[k] = arm, y
+        return arms, ys
+
     def add(self, arm: int, y: float) -> None:
         """Store reward ``y`` observed at ``arm``."""
         self.count[arm] += 1
         if not abs(y) <= self.bound:
-            k = self._n_ext
-            if k == self._ey.size:
-                self._earm = np.concatenate([self._earm, np.empty(k, dtype=np.intp)])
-                self._ey = np.concatenate([self._ey, np.empty(k)])
-            self._earm[k], self._ey[k] = arm, y
-            self._n_ext = k + 1
+            self._earm, self._ey = self._push(self._earm, self._ey, self._n_ext, arm, y)
+            self._n_ext += 1
             return
-        k = self._n_pend
-        if k == self._py.size:
-            self._parm = np.concatenate([self._parm, np.empty(k, dtype=np.intp)])
-            self._py = np.concatenate([self._py, np.empty(k)])
-        self._parm[k], self._py[k] = arm, y
-        self._n_pend = k + 1
+        self._parm, self._py = self._push(self._parm, self._py, self._n_pend, arm, y)
+        self._n_pend += 1
         if self._n_pend >= max(32, math.isqrt(self._key.size)):
             self._merge()
 
