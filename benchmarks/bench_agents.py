@@ -48,6 +48,24 @@ def make_problem(n: int, horizon: int) -> tuple[Problem, np.ndarray]:
     return p, f
 
 
+def env_agent_seconds(env, agent, T: int, clock=time.perf_counter):
+    """Run ``agent`` on the (reset) unwrapped ``env`` for ``T`` rounds: the seconds spent
+    in the agent each round (``act`` + ``update``, ``env.step`` excluded, by ``clock``),
+    and the arms played and rewards seen."""
+    spent = np.zeros(T)
+    arms, ys = np.zeros(T, dtype=int), np.zeros(T)
+    for t in range(T):
+        s = clock()
+        a = agent.act()
+        m = clock()
+        _, y, _, _, _ = env.step(a)
+        s2 = clock()
+        agent.update(a, y)
+        spent[t] = (m - s) + (clock() - s2)
+        arms[t], ys[t] = a, y
+    return spent, arms, ys
+
+
 def per_round_times(
     name: str, problem: Problem, f: np.ndarray, marks, window: int, repeats: int = 1
 ):

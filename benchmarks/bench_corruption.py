@@ -25,6 +25,7 @@ import time
 
 import gymnasium as gym
 import numpy as np
+from bench_agents import env_agent_seconds
 from scipy import linalg
 
 import agents
@@ -38,21 +39,13 @@ def timed_run(name: str, T: int, blocks: int) -> tuple[np.ndarray, float]:
     ag = agents.make(name)
     ag.reset(env.problem, seed=0)
     edges = np.linspace(0, T, blocks + 1).astype(int)
-    per_block = np.zeros(blocks)
-    perf = time.perf_counter
-    t0 = perf()
-    for b in range(blocks):
-        spent = 0.0
-        for _ in range(edges[b], edges[b + 1]):
-            s = perf()
-            a = ag.act()
-            m = perf()
-            _, y, _, _, _ = env.step(a)
-            s2 = perf()
-            ag.update(a, y)
-            spent += (m - s) + (perf() - s2)
-        per_block[b] = 1e6 * spent / (edges[b + 1] - edges[b])
-    return per_block, perf() - t0
+    t0 = time.perf_counter()
+    spent, _, _ = env_agent_seconds(env, ag, T)
+    wall = time.perf_counter() - t0
+    per_block = np.array(
+        [1e6 * spent[lo:hi].mean() for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    )
+    return per_block, wall
 
 
 def naive_alg3_round_cost(T: int, checkpoints: list[int], reps: int = 3) -> dict[int, float]:

@@ -36,6 +36,7 @@ import time
 
 import gymnasium as gym
 import numpy as np
+from bench_agents import env_agent_seconds
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
@@ -140,18 +141,7 @@ def timed_run(ag, env_id: str, T: int):
     env.reset(seed=0)
     ag.reset(env.problem, seed=0)
     blocks = blocks_of(T)
-    spent = np.zeros(T)
-    arms, ys = np.zeros(T, dtype=int), np.zeros(T)
-    clock = time.process_time
-    for t in range(T):
-        s = clock()
-        a = ag.act()
-        m = clock()
-        _, y, _, _, _ = env.step(a)
-        s2 = clock()
-        ag.update(a, y)
-        spent[t] = (m - s) + (clock() - s2)
-        arms[t], ys[t] = a, y
+    spent, arms, ys = env_agent_seconds(env, ag, T, clock=time.process_time)
     # mean, not median: outlier-gp-ucb alternates diagnosis and plain rounds
     per_block = [1e6 * float(np.mean(spent[lo:hi])) for lo, hi in blocks]
     return per_block, arms, ys
