@@ -39,7 +39,7 @@ Why the Nyström round is still dearer late than early (``new D_t`` column): at
 dictionary (all played arms) every round and nothing is refactored; at ``t ~ 2 * 10^4``
 every played arm has ``p_a < 1`` and the dictionary, redrawn every round as the algorithm
 prescribes, is new in every round: each round pays one ``r0 x r0`` eigendecomposition
-(about 25 us here) and a few small products on top of the early round's work. The
+and a few small products on top of the early round's work. The
 ``[s x s eigh]`` row is the same agent without the factor (as before issue 21), measured
 in the same run.
 

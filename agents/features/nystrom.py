@@ -72,8 +72,8 @@ def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     LAPACK ``dsyevd`` on the lower triangle, called through :mod:`scipy.linalg.lapack`:
     the routine and triangle :func:`numpy.linalg.eigh` uses (the same numbers), without
-    its per-call wrapper cost, which dominates for the ``r x r`` matrices (``r ~ 20``) that
-    ATA-GP-UCB decomposes every round (about 25 instead of 31 us; ``benchmarks/bench_ata.py``).
+    its per-call wrapper cost, a sizeable share of the time for the ``r x r`` matrices
+    (``r ~ 20``) that ATA-GP-UCB decomposes every round.
     Raises :class:`numpy.linalg.LinAlgError` when it does not converge (a NaN in ``M``).
     """
     M = np.asarray(M, dtype=float)
@@ -171,24 +171,26 @@ def nystrom_factors_from_factor(
 
     Orthonormal ``Q``: the columns of ``Y = A Z`` (largest ``e`` first) are orthogonal only
     up to the rounding of ``A^T A``, which is large next to the smallest kept ``e`` (down
-    to ``s * eps`` of the largest: up to ``~4e-2`` off orthonormal after scaling, on the
-    100-arm SE problem of CG §6). So ``Y = Q R`` by a Cholesky QR (``R^T R = Y^T Y``, which
-    is ``diag(e)`` up to that rounding; Cholesky is accurate for such graded matrices, so
-    ``Q`` is orthonormal to ``~1e-15``), and ``Fr = R diag(e)^{-1/2} Z^T L^T``:
-    ``Q Fr = Y diag(e)^{-1/2} Z^T L^T`` is the embedding above, and ATA-GP-UCB, which
-    relies on ``Q^T Q = I``, runs the exact algorithm on it. Should the Cholesky
-    factorisation fail (not seen), the thin SVD of ``A`` gives ``Q`` and ``Fr`` instead.
+    to ``s * eps`` of the largest; visibly off orthonormal on the 100-arm SE problem of
+    CG §6, ``tests/test_ata_gp_ucb.py``). So ``Y = Q R`` by a Cholesky QR
+    (``R^T R = Y^T Y``, which is ``diag(e)`` up to that rounding; Cholesky is accurate for
+    such graded matrices, so ``Q`` is orthonormal to rounding), and
+    ``Fr = R diag(e)^{-1/2} Z^T L^T``: ``Q Fr = Y diag(e)^{-1/2} Z^T L^T`` is the embedding
+    above, and ATA-GP-UCB, which relies on ``Q^T Q = I``, runs the exact algorithm on it.
+    Should the Cholesky factorisation fail (not seen), the thin SVD of ``A`` gives ``Q`` and
+    ``Fr`` instead.
 
     Accuracy: on dictionaries whose kernel spectrum decays into the rounding level the
     embedding is ill-conditioned in its last kept directions; two exact methods, the
     ``s x s`` eigendecomposition of ``M`` (:func:`nystrom_factors`) and the thin SVD of
-    ``A``, then differ by up to ``~5e-5`` of ``max |psi|`` (median ``~1e-8``), and this
-    path lies as close to the former as the SVD does (``tests/test_ata_gp_ucb.py``).
+    ``A``, then differ far above machine precision, and this path lies as close to the
+    former as the SVD does (``tests/test_ata_gp_ucb.py`` measures both on the 100-arm SE
+    problem of CG §6).
 
     Cost ``O(s r0^2 + r0^3 + n r0 r)`` instead of ``O(s^3 + r s n)``: ``r0`` is the
     numerical rank of the whole kernel matrix (:func:`kernel_factor`), bounded on a fixed
     domain while the dictionary size ``s`` is not; at ``r0 ~ 20`` the ``r0 x r0``
-    eigendecomposition is most of it (the thin SVD of ``A`` cost twice as much).
+    eigendecomposition is most of it.
     """
     A = L.take(S, axis=0)  # a copy: scaled in place when arms have several copies
     if copies is not None:

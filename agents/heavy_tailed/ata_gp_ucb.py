@@ -37,13 +37,14 @@ Nyström dictionary, ``O(s r0^2 + r0^3 + r0 r n)``: the eigendecomposition of th
 ``reset`` (``r0`` the numerical rank of ``K``, 21 on those 100 arms), instead of the
 eigendecomposition of the ``s x s`` matrix ``C^{1/2} K_SS C^{1/2}`` (kept when there is
 no dense ``K`` or more than :data:`FACTOR_MAX_N` arms, and for ``s <= r0``), and
-``Phi~^T Phi~ = W^T G W`` from the ``r0 x r0`` sum ``G = sum_a N_a l_a l_a^T`` kept
-current by one rank-one update per observation (see :mod:`agents.features.nystrom`).
-Late in a run the dictionary is new every round, early it is the same for many rounds,
-so a Nyström round late costs one ``r0 x r0`` eigendecomposition (about 25 us) and a
-few small products more than early. ``mu~_t = W^T r^`` and
-``lambda phi~^T V~^{-1} phi~ = lambda ||W[:, x]||^2``. ``benchmarks/bench_ata.py``
-measures it beside TGP-UCB and the naive Algorithm 2.
+``Phi~^T Phi~ = W^T G W`` from the ``r0 x r0`` sum ``G = sum_a N_a l_a l_a^T``, brought
+up to date on each new dictionary with the observations since the last (one rank-one
+update each late in a run; see :mod:`agents.features.nystrom`). Late in a run the
+dictionary is new every round, early it is the same for many rounds, so a Nyström round
+late costs one ``r0 x r0`` eigendecomposition and a few small products more than early.
+``mu~_t = W^T r^`` and ``lambda phi~^T V~^{-1} phi~ = lambda ||W[:, x]||^2``.
+``benchmarks/bench_ata.py`` measures early and late rounds beside TGP-UCB and the naive
+Algorithm 2.
 
 Nothing is approximated beyond the algorithm itself (the kernel factor ``L`` leaves out
 only eigenvalues of ``K`` at the level of its rounding); ``tests/test_ata_gp_ucb.py`` checks
