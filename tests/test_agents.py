@@ -330,6 +330,11 @@ def test_extreme_rewards_over_1e5_rounds_stay_finite(name):
         "agents.checks",
         "agents.gp.engine",
         "agents.gp.gp_ucb",
+        "agents.features.nystrom",
+        "agents.features.qff",
+        "agents.heavy_tailed.ata_gp_ucb",
+        "agents.robust.rcgp_ucb",
+        "agents.robust.ec_gp_ucb",
     ],
 )
 def test_docstring_examples_run(module):

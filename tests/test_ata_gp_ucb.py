@@ -560,6 +560,26 @@ def test_arm_rewards_sums_match_the_definition(run_min, monkeypatch):
     assert ((thr > np.abs(data[2]).min()) & (thr < np.abs(data[2]).max())).any()  # split
 
 
+@pytest.mark.parametrize("n", [0, -3, 2.5, True, "4", None])
+def test_arm_rewards_refuses_a_bad_number_of_arms(n):
+    from agents.heavy_tailed.ata_gp_ucb import ArmRewards
+
+    with pytest.raises(ValueError, match=r"'n' parameter of ArmRewards must be an integer in "
+                       r"\[1, inf\]. Got"):  # fmt: skip
+        ArmRewards(n)
+
+
+def test_arm_rewards_refuses_an_n_that_cannot_fit_before_allocating(monkeypatch):
+    from agents.heavy_tailed.ata_gp_ucb import ArmRewards
+    from hbo_envs.memory import MemoryLimitError
+
+    monkeypatch.setenv("HBO_MEMORY_LIMIT", str(10**6))  # 1 MB: 12500 arms fit, 10^12 not
+    assert ArmRewards(12_500).count.size == 12_500
+    with pytest.raises(MemoryLimitError, match=r"ArmRewards: n=1000000000000 needs an "
+                       r"estimated 80.0 TB"):  # fmt: skip
+        ArmRewards(10**12)
+
+
 def test_arm_rewards_insertion_moves_o_sqrt_n_entries_past_run_min(monkeypatch):
     """Flat insertion, structurally (untimed): past RUN_MIN rewards at one arm the main run
     is rebuilt only when the pending run reaches max(64, sqrt(N)), so 20000 rewards at one

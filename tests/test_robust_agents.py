@@ -310,3 +310,40 @@ def test_plateau_rewards_split_is_exact_at_the_boundaries():
     np.testing.assert_allclose(tot + in_out, ref, atol=1e-12)
     assert cnt[n - 1] == 0 and tot[n - 1] == 0.0
     assert np.count_nonzero(oy == 1e12) == np.count_nonzero(ys == 1e12)
+
+
+@pytest.mark.parametrize(
+    ("n", "bound", "name"),
+    [(0, 1.0, "n"), (2.5, 1.0, "n"), (True, 1.0, "n"), (3, 0.0, "bound"), (3, -1.0, "bound"),
+     (3, float("nan"), "bound"), (3, 1e-320, "bound"), (3, True, "bound"), (3, "10", "bound")],
+)  # fmt: skip
+def test_plateau_rewards_refuses_bad_arguments_at_construction(n, bound, name):
+    # 1e-320: 0.25 / bound overflows to inf, so every key would be NaN or inf.
+    from agents.robust.rcgp_ucb import PlateauRewards
+
+    with pytest.raises(ValueError, match=rf"'{name}' parameter of PlateauRewards must be"):
+        PlateauRewards(n, bound)
+
+
+def test_plateau_rewards_with_an_infinite_bound_weights_every_reward_individually():
+    # bound = inf (the agent's value when its constants overflow): nothing is certain to
+    # lie in a window, so every reward comes back for individual weighting, none lost.
+    from agents.robust.rcgp_ucb import PlateauRewards
+
+    rw = PlateauRewards(3, math.inf)
+    ys = np.random.default_rng(0).normal(size=200)
+    for i, y in enumerate(ys.tolist()):
+        rw.add(i % 2, y)
+    cnt, tot, arms, out = rw.statistics(np.zeros(3), 1.0)
+    assert rw._key.size > 0 and cnt.sum() == 0 and tot.sum() == 0.0
+    np.testing.assert_array_equal(np.sort(out), np.sort(ys))
+
+
+def test_plateau_rewards_refuses_an_n_that_cannot_fit_before_allocating(monkeypatch):
+    from agents.robust.rcgp_ucb import PlateauRewards
+    from hbo_envs.memory import MemoryLimitError
+
+    monkeypatch.setenv("HBO_MEMORY_LIMIT", str(10**6))
+    with pytest.raises(MemoryLimitError, match=r"PlateauRewards: n=10000000000 needs an "
+                       r"estimated 240.0 GB"):  # fmt: skip
+        PlateauRewards(10**10, 1.0)

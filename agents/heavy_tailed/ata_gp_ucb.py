@@ -79,6 +79,7 @@ from agents.features.qff import (
 from agents.gp.base import GPUCBAgent
 from agents.schedules import Schedule
 from hbo_envs.kernels import Kernel, SquaredExponential, make_kernel
+from hbo_envs.memory import check_memory
 from hbo_envs.validation import check_int, check_real, param_error
 
 __all__ = [
@@ -146,12 +147,26 @@ class ArmRewards:
     ``benchmarks/bench_ata.py`` measures both up to ``N_a = 10^6``). The sum over an arm is
     then the main run's prefix sum plus the pending run's, and a merge adds the two
     prefix sums at each merged position (no differences, so nothing cancels).
+
+    Parameters
+    ----------
+    n : int
+        Number of arms, at least 1. Refused before allocating (:class:`ValueError` naming
+        ``n``; :class:`~hbo_envs.memory.MemoryLimitError` with the estimated size) when it is
+        not a positive integer or its ``~80 n`` bytes of per-arm state would not fit.
+
+    >>> R = ArmRewards(3); R.add(1, -2.0); R.add(1, 0.5)
+    >>> R.sums(np.array([[1.0]]), np.array([1.0]))   # arm 1's rewards with |y| <= 1
+    array([[0.5]])
     """
 
     #: Rewards of one arm kept in a single sorted run before the pending run is used.
     RUN_MIN = 4096
 
     def __init__(self, n: int) -> None:
+        # 6 arrays of n 8-byte numbers and 4 lists of n pointers, before any reward.
+        n = check_int("ArmRewards", "n", n, 1)
+        check_memory("ArmRewards", "n", n, 80.0 * n, "Use fewer arms.")
         self.n = n
         self.count = np.zeros(n, dtype=np.int64)
         self._abs: list[np.ndarray | None] = [None] * n  # main run: sorted |y|

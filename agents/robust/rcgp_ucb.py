@@ -35,13 +35,15 @@ plateau and tail scale from the problem's constants instead of the standardised-
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 
 from agents.gp.engine import GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
-from hbo_envs.validation import check_real
+from hbo_envs.memory import check_memory
+from hbo_envs.validation import check_int, check_real, param_error
 
 __all__ = ["PlateauRewards", "RCGPUCB", "RCGPUCBAdaptive", "pimq_weight_terms"]
 
@@ -99,11 +101,37 @@ class PlateauRewards:
 
     Cost of :meth:`statistics`: ``O(|P| log t)`` for the searches (``P`` the arms in main)
     plus ``O(#outside + #extreme + #pending + n)`` vectorised.
+
+    Parameters
+    ----------
+    n : int
+        Number of arms, at least 1 (refused before allocating when its ``~24 n`` bytes of
+        per-arm totals would not fit: :class:`~hbo_envs.memory.MemoryLimitError`).
+    bound : float
+        The core bound ``> 0``; ``math.inf`` keeps every reward in main (each is then
+        weighted individually: no window is certain on a key that ignores ``y``). A bound so
+        small that ``0.25 / bound`` overflows is refused, as are NaN, ``0`` and negatives.
+
+    >>> rw = PlateauRewards(2, bound=10.0)
+    >>> for y in (0.1, 0.2, 5.0):
+    ...     rw.add(0, y)
+    >>> cnt, tot, arms, ys = rw.statistics(np.zeros(2), L=1.0)
+    >>> int(cnt[0] + (arms == 0).sum()), ys.tolist()   # every reward once; pending ones
+    (3, [0.1, 0.2, 5.0])
     """
 
     def __init__(self, n: int, bound: float) -> None:
+        owner = "PlateauRewards"
+        n = check_int(owner, "n", n, 1)
+        check_memory(owner, "n", n, 24.0 * n, "Use fewer arms.")
+        allowed = "a positive real number or math.inf, with 0.25 / bound finite"
+        if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
+            raise param_error(owner, "bound", allowed, bound)
+        b = float(bound)
+        if not b > 0.0 or not math.isfinite(0.25 / b):  # NaN, <= 0, or subnormal
+            raise param_error(owner, "bound", allowed, bound)
         self.n = n
-        self.bound = float(bound)
+        self.bound = b
         self._scale = 0.25 / self.bound
         self._key = np.empty(0)  # main, sorted
         self._marm = np.empty(0, dtype=np.intp)
