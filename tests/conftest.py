@@ -71,6 +71,33 @@ def archive_results() -> dict[str, dict[str, Any]]:
     return all_results()
 
 
+#: Test files whose single tests take seconds each (whole reproductions, fresh interpreters
+#: with process pools, long rollouts), slowest first. ``--dist loadgroup`` hands out the
+#: xdist groups first (most tests first), then every other test in collection order, so a
+#: slow file collected last (``test_user_code.py``: two tests of 6-15 s) kept one worker busy
+#: alone for 15-20 s after the other had run out of work. Collected first, these tests
+#: interleave with the groups and both workers end on tests of milliseconds.
+SLOW_FIRST = (
+    "test_reproduce_smoke.py",
+    "test_user_code.py",
+    "test_cli.py",
+    "test_agents_regret.py",
+    "test_gymnasium_docs.py",
+    "test_coordinates.py",
+    "test_agents.py",
+    "test_faults.py",
+    "test_leaderboard.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Move the tests of :data:`SLOW_FIRST` to the front (each file's tests stay together
+    and in order; every other file keeps its place). The order is the same on every xdist
+    worker, as xdist requires."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(SLOW_FIRST)))
+
+
 #: Skip reasons that mean "the real data is missing" (case-insensitive).
 DATA_SKIP = re.compile(
     r"shared/data|HBO_DATA_DIR|real[- ]data|data set|stocks29|lightsensor|stockpicking|"
