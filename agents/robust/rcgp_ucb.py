@@ -124,12 +124,13 @@ class PlateauRewards:
         owner = "PlateauRewards"
         n = check_int(owner, "n", n, 1)
         check_memory(owner, "n", n, 24.0 * n, "Use fewer arms.")
-        allowed = "a positive real number or math.inf, with 0.25 / bound finite"
-        if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
-            raise param_error(owner, "bound", allowed, bound)
-        b = float(bound)
-        if not b > 0.0 or not math.isfinite(0.25 / b):  # NaN, <= 0, or subnormal
-            raise param_error(owner, "bound", allowed, bound)
+        if isinstance(bound, numbers.Real) and not isinstance(bound, bool) and bound == math.inf:
+            b = math.inf  # the agent's value when its constants overflow
+        else:
+            b = check_real(owner, "bound", bound, 0.0, None, "neither")
+            if not math.isfinite(0.25 / b):  # subnormal: every key would be NaN or inf
+                allowed = "a real number > 0 whose 0.25 / bound is finite, or math.inf"
+                raise param_error(owner, "bound", allowed, bound)
         self.n = n
         self.bound = b
         self._scale = 0.25 / self.bound
