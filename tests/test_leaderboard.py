@@ -13,6 +13,7 @@ import copy
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -888,6 +889,32 @@ def test_sandbox_isolates_and_limits_the_agent(monkeypatch: pytest.MonkeyPatch) 
         limits=SandboxLimits(wall_s=3),  # the sleeper sleeps 60 s: killed at 3 s
     )
     assert not slow[0].ok and "wall-clock limit of 3 s" in str(slow[0].error)
+
+
+def test_sandbox_child_does_not_import_the_verifier(tmp_path: Path) -> None:
+    """The child runs sandbox.py as a script: it loads neither the ``hbo_envs.leaderboard``
+    package (whose eager exports cost ~0.7 CPU-s a start) nor pandas. The probe, in a module
+    of its own that imports neither, plays arm 1 if either is loaded, else arm 0."""
+    from hbo_envs.leaderboard.sandbox import AgentProcess
+
+    (tmp_path / "import_probe.py").write_text(
+        "import sys\n"
+        "class ImportProbe:\n"
+        "    name = 'import-probe'\n"
+        "    def reset(self, problem, *, seed=None):\n"
+        "        self.a = int(any(m in sys.modules for m in ('hbo_envs.leaderboard', 'pandas')))\n"
+        "    def act(self):\n"
+        "        return self.a\n"
+        "    def update(self, action, reward):\n"
+        "        pass\n"
+    )
+    env = gym.make(ENVS[0], horizon=1).unwrapped
+    env.reset(seed=0)
+    regret = np.max(env.objective.values) - env.objective.values
+    assert regret[0] != regret[1]
+    with AgentProcess("import_probe:ImportProbe", {}, sys_path=[str(tmp_path), *sys.path]) as ap:
+        got = ap.episode(ENVS[0], seed=0, horizon=1)
+    assert got[0] == regret[0], "the sandboxed child imported hbo_envs.leaderboard or pandas"
 
 
 # -- the committed leaderboards ---------------------------------------------------------------
