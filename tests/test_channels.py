@@ -119,6 +119,71 @@ def test_abs_moment_against_closed_forms() -> None:
         abs_moment(stats.t(2), 0.0, 1.0, 2.0, lower_tail=2, upper_tail=2)
 
 
+# Every distribution the channels integrate over (student_t, gaussian, pareto,
+# symmetric_pareto), with parameters off the defaults as well.
+QUANTILE_DISTS = [
+    stats.t(3.0),
+    stats.t(1.7),
+    stats.norm(),
+    stats.pareto(2.0),
+    stats.pareto(1.21, scale=0.37),
+    stats.pareto(4.0, loc=-0.5, scale=2.0),
+]
+
+
+@pytest.mark.parametrize("dist", QUANTILE_DISTS, ids=lambda d: f"{d.dist.name}{d.args}{d.kwds}")
+def test_fast_quantiles_equal_scipys_public_methods_bit_for_bit(dist) -> None:
+    from hbo_envs.channels.moments import _quantiles
+
+    ppf, isf = _quantiles(dist)
+    # the quadrature's nodes: down to the 1e-200 floor, up to 1/2
+    qs = np.concatenate([np.geomspace(1e-200, 0.5, 300), np.linspace(1e-3, 0.5, 200)])
+    for q in qs:
+        q = float(q)
+        assert ppf(q) == float(dist.ppf(q)) and isf(q) == float(dist.isf(q)), q
+
+
+def test_moment_constants_unchanged_by_the_fast_quantiles(monkeypatch) -> None:
+    """The channels' constants with the fast quantiles equal, bit for bit, those computed
+    through ``dist.ppf``/``dist.isf`` (so no env's constants, spec hash or archived number
+    moved when the fast path came in)."""
+    from hbo_envs.channels import moments
+
+    channels = [StudentT(), Pareto(), SymmetricPareto(), Gaussian(sigma=0.7, alpha=0.5)]
+    fast = [ch.moments_at(c) for ch, c in zip(channels, (1.0, 0.83, 2.5, 1.0))]
+    monkeypatch.setattr(
+        moments,
+        "_quantiles",
+        lambda d: ((lambda q: float(d.ppf(q))), (lambda q: float(d.isf(q)))),
+    )
+    slow = [ch.moments_at(c) for ch, c in zip(channels, (1.0, 0.83, 2.5, 1.0))]
+    assert fast == slow
+
+
+def test_abs_moment_takes_any_distribution_with_ppf_and_isf() -> None:
+    """An object that is not a frozen scipy distribution gets its own ppf/isf called."""
+
+    class Wrapped:
+        def __init__(self, d) -> None:
+            self.d = d
+
+        def ppf(self, q):
+            return self.d.ppf(q)
+
+        def isf(self, q):
+            return self.d.isf(q)
+
+        def cdf(self, x):
+            return self.d.cdf(x)
+
+        def sf(self, x):
+            return self.d.sf(x)
+
+    d = stats.pareto(2.5, scale=0.5)
+    want = abs_moment(d, 0.3, 1.0, 1.5, upper_tail=2.5)
+    assert abs_moment(Wrapped(d), 0.3, 1.0, 1.5, upper_tail=2.5) == want
+
+
 def _ks(samples: np.ndarray, cdf) -> float:
     return stats.kstest(samples, cdf).pvalue
 

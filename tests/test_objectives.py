@@ -41,6 +41,34 @@ def test_kernels_against_pointwise_formulas() -> None:
             assert M[i, j] == pytest.approx(_matern52(X[i], Y[j], 0.7), rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "kernel",
+    [SquaredExponential(0.7), Matern(0.3, 0.5), Matern(0.3, 1.5), Matern(0.3, 2.5)],
+    ids=repr,
+)
+def test_in_place_kernels_equal_the_textbook_expressions_bit_for_bit(kernel) -> None:
+    """The kernels compute in place (no temporaries); every number must equal the plain
+    array expression's, or every env's constants and every archived run would move."""
+    from scipy.spatial.distance import cdist
+
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(300, 3)), rng.normal(size=(70, 3))
+    d2 = cdist(X, Y, "sqeuclidean")
+    ell = kernel.lengthscale
+    if isinstance(kernel, SquaredExponential):
+        want = np.exp(-0.5 * d2 / ell**2)
+    else:
+        r = np.sqrt(d2) / ell
+        s = np.sqrt(2 * kernel.nu) * r
+        want = {
+            0.5: lambda: np.exp(-r),
+            1.5: lambda: (1.0 + s) * np.exp(-s),
+            2.5: lambda: (1.0 + s + s * s / 3.0) * np.exp(-s),
+        }[kernel.nu]()
+    assert np.array_equal(kernel(X, Y), want)
+    assert np.array_equal(kernel(X), kernel(X, X))  # Y = None: the same fresh buffer path
+
+
 def test_general_matern_agrees_with_closed_forms_and_limits() -> None:
     X = np.linspace(0, 2, 15)[:, None]
     for nu in (0.5, 1.5, 2.5):

@@ -13,6 +13,7 @@ QUADPACK's QAWS rule integrates exactly with ``weight="alg"``. The interval is s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,41 @@ def _pow(x: float, p: float) -> float:
         return float(x**p)
     except OverflowError:
         return float("inf")
+
+
+def _quantiles(dist: Any) -> tuple[Callable[[float], float], Callable[[float], float]]:
+    """``(ppf, isf)`` of a frozen continuous ``scipy.stats`` distribution, as float functions
+    of one ``q`` in ``(0, 1)``.
+
+    They evaluate what ``dist.ppf(q)`` and ``dist.isf(q)`` evaluate for such ``q``,
+    ``_ppf(q, *shapes) * scale + loc`` (the distribution's own quantile formula, e.g.
+    ``special.stdtrit`` for Student-t) on one-element arrays, as the public methods do
+    (numpy's scalar and array loops of e.g. ``power`` can differ in the last bit), without
+    their argument handling, which costs ~40 us a call: the quadrature below makes
+    thousands of calls, and every env computes its channel's constants when it is made. Bit
+    for bit the public methods' values (tested for every distribution the channels use). A
+    distribution that is not a frozen ``rv_continuous`` with valid parameters gets its
+    public methods.
+    """
+    gen = getattr(dist, "dist", None)
+    try:
+        shapes, loc, scale = gen._parse_args(*dist.args, **dist.kwds)  # type: ignore[union-attr]
+        valid = bool(np.all(gen._argcheck(*shapes))) and scale > 0 and loc == loc  # type: ignore[union-attr]
+        ppf_, isf_ = gen._ppf, gen._isf  # type: ignore[union-attr]
+    except (AttributeError, TypeError, ValueError):
+        valid = False
+    if not valid:
+        return (lambda q: float(dist.ppf(q))), (lambda q: float(dist.isf(q)))
+    args = [np.asarray([a]) for a in shapes]
+    sc, lo = np.asarray([scale]), np.asarray([loc])
+
+    def ppf(q: float) -> float:
+        return float((ppf_(np.asarray([q]), *args) * sc + lo)[0])
+
+    def isf(q: float) -> float:
+        return float((isf_(np.asarray([q]), *args) * sc + lo)[0])
+
+    return ppf, isf
 
 
 def abs_moment(
@@ -62,12 +98,13 @@ def abs_moment(
     if m != 1.0:
         return _pow(m, p) * abs_moment(dist, c / m, d / m, p, lower_tail, upper_tail)
     tiny = 1e-200
+    ppf, isf = _quantiles(dist)
 
     def lower(u: float) -> float:  # u in (0, 1/2]
-        return abs(c + d * float(dist.ppf(max(u, tiny)))) ** p
+        return abs(c + d * ppf(max(u, tiny))) ** p
 
     def upper(q: float) -> float:  # q = 1 - u in (0, 1/2]
-        return abs(c + d * float(dist.isf(max(q, tiny)))) ** p
+        return abs(c + d * isf(max(q, tiny))) ** p
 
     total = 0.0
     for fn, tail, (cdf_side) in (
