@@ -10,7 +10,7 @@ pid (``SIGTERM`` to each ``ray start --block``, which shuts its node down; then
     with LoopbackCluster(nodes=2) as cl:
         subprocess.run([... "hbo-bench", "run", ..., "--address", cl.address],
                        env=cl.driver_env())
-        cl.kill_node(1)             # the worker node's raylet, by pid
+        cl.kill_node(1)             # the worker node, every process at once
 
 The commands are those of ``docs/cluster.md`` with loopback addresses and the test-only
 flags (``--block``, ``--temp-dir``, explicit ports).
@@ -225,11 +225,32 @@ class LoopbackCluster:
         return [c for c in descendants(raylet) if cmdline(c).startswith(f"ray::{task}")]
 
     def kill_node(self, index: int) -> int:
-        """SIGKILL node ``index``'s raylet (a lost machine); returns its pid."""
+        """SIGKILL every process of node ``index`` at once (a lost machine); returns the pid
+        of its raylet.
+
+        The whole node, not its raylet alone: a worker whose raylet is gone keeps running
+        for a moment, and one inside a cell could still hand that cell's result to the
+        driver, so the cell would not be lost. One ``killpg`` signals the node's process
+        group (``ray start``, raylet, workers, agents) in one step; processes that left the
+        group are killed right after."""
         pid = self.raylet_pid(index)
         if pid is None:
             raise RuntimeError(f"node {index} has no raylet to kill")
-        os.kill(pid, signal.SIGKILL)
+        node = self.procs[index]
+        members = descendants(node.pid)
+        try:
+            os.killpg(node.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for q in members:
+            try:
+                os.kill(q, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            node.wait(5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+            pass
         return pid
 
     def stop(self, timeout: float = 30.0) -> list[int]:
