@@ -1,9 +1,10 @@
 """A real two-node Ray cluster on loopback (separate ``ray start`` processes, token auth on).
 
 One sweep through ``hbo-bench run --backend ray --address host:port`` loses its worker node
-(all its processes, killed at once while one of its workers runs a cell): it finishes on the head, every cell once,
-the retried cells named, and every number equal to the local backend's. A second sweep
-loses its driver (killed by pid): rerunning the same command redoes nothing finished. Then
+(all its processes, killed at once while one of its workers runs a cell): it finishes on
+the head, every cell once, the retried cells named, and every number equal to the local
+backend's. A second sweep loses its driver (killed by pid): rerunning the same command
+redoes nothing finished. Then
 the one-line errors: no token, a wrong token, a port that is not a Ray head. Every process
 started here is stopped by pid (:class:`LoopbackCluster`), also when an assertion fails.
 """
