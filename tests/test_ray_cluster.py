@@ -4,9 +4,9 @@ One sweep through ``hbo-bench run --backend ray --address host:port`` loses its 
 (all its processes, killed at once while one of its workers runs a cell): it finishes on
 the head, every cell once, the retried cells named, and every number equal to the local
 backend's. A second sweep loses its driver (killed by pid): rerunning the same command
-redoes nothing finished. Then
-the one-line errors: no token, a wrong token, a port that is not a Ray head. Every process
-started here is stopped by pid (:class:`LoopbackCluster`), also when an assertion fails.
+redoes nothing finished. Then the one-line errors: no token, a wrong token, a port that is
+not a Ray head. Every process started here is stopped by pid (:class:`LoopbackCluster`),
+also when an assertion fails.
 """
 
 from __future__ import annotations
