@@ -1,7 +1,15 @@
 """Environment speed: step and reset cost of every registered env, side by side with a
 naive reference (scipy.stats sampling per step; moments recomputed at every reset).
 
-Run: ``python benchmarks/bench_envs.py`` (prints a table; not a test).
+Then what making an env costs the first time in a process, side by side with the previous
+path in the same run, and checked equal bit for bit:
+
+- a channel's moment constants (``v``, ``nu`` by quadrature): the distribution's own
+  quantile formula (:func:`hbo_envs.channels.moments._quantiles`) vs scipy's public
+  ``ppf``/``isf`` per call;
+- a 5000 x 5000 kernel matrix (Griewank5D's): in place vs the textbook array expression.
+
+Run: ``python benchmarks/bench_envs.py`` (prints tables; not a test).
 """
 
 from __future__ import annotations
@@ -49,6 +57,61 @@ def main() -> None:
     print()
     print(f"naive step (scipy.stats rvs per step):        {naive_step * 1e6:8.2f} us")
     print(f"naive reset (Student-t moments by quadrature): {naive_moments * 1e3:8.2f} ms")
+    print()
+    make_costs()
+
+
+def _best(fn, repeat: int = 3) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def make_costs() -> None:
+    """First-make costs: the constants and the kernel matrix, new path vs previous."""
+    from scipy.spatial.distance import cdist
+
+    from hbo_envs.channels import Gaussian, Pareto, SymmetricPareto
+    from hbo_envs.channels import moments as mom
+    from hbo_envs.kernels import Matern, SquaredExponential
+
+    def public(d):  # the previous path: scipy's public methods, ~40 us a call
+        return (lambda q: float(d.ppf(q))), (lambda q: float(d.isf(q)))
+
+    print(f"{'moment constants (max|f| = 1)':40s} {'fast':>9s} {'scipy ppf':>10s} {'x':>6s}")
+    fast_q = mom._quantiles
+    for ch in (StudentT(3.0), Pareto(), SymmetricPareto(), Gaussian()):
+        t_new, m_new = _best(lambda ch=ch: ch.moments_at(1.0))
+        mom._quantiles = public
+        try:
+            t_old, m_old = _best(lambda ch=ch: ch.moments_at(1.0))
+        finally:
+            mom._quantiles = fast_q
+        assert m_new == m_old, (ch, m_new, m_old)  # bit for bit
+        name = repr(ch)[:40]
+        print(f"{name:40s} {t_new * 1e3:6.1f} ms {t_old * 1e3:7.1f} ms {t_old / t_new:5.1f}x")
+
+    X = np.random.default_rng(20240807).standard_normal((5000, 5))
+    print()
+    print(f"{'kernel matrix, 5000 x 5000':40s} {'in place':>9s} {'textbook':>10s} {'x':>6s}")
+    for k in (SquaredExponential(1.0), Matern(1.0, 2.5)):
+        ell = k.lengthscale
+
+        def textbook(k=k, ell=ell):
+            d2 = cdist(X, X, "sqeuclidean")
+            if isinstance(k, SquaredExponential):
+                return np.exp(-0.5 * d2 / ell**2)
+            s = np.sqrt(5.0) * (np.sqrt(d2) / ell)
+            return (1.0 + s + s * s / 3.0) * np.exp(-s)
+
+        t_new, K_new = _best(lambda k=k: k(X), 2)
+        t_old, K_old = _best(textbook, 2)
+        assert np.array_equal(K_new, K_old), k  # bit for bit
+        del K_new, K_old
+        print(f"{repr(k):40s} {t_new:7.2f} s {t_old:8.2f} s {t_old / t_new:5.1f}x")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,27 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def _sigkill_node(proc: subprocess.Popen[bytes], members: dict[int, str]) -> None:
+    """SIGKILL the process group of a node's ``ray start`` (``proc``), then each of
+    ``members`` (pid -> command line, read before) still running that command: a node
+    process that left the group (``setsid``); the check spares a reused pid. Then reap
+    ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid, cmd in members.items():
+        if cmd and cmdline(pid) == cmd:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+        pass
+
+
 class LoopbackCluster:
     """A head plus ``nodes - 1`` worker nodes, each a ``ray start --block`` process."""
 
@@ -237,20 +258,7 @@ class LoopbackCluster:
         if pid is None:
             raise RuntimeError(f"node {index} has no raylet to kill")
         node = self.procs[index]
-        members = descendants(node.pid)
-        try:
-            os.killpg(node.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for q in members:
-            try:
-                os.kill(q, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            node.wait(5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-            pass
+        _sigkill_node(node, {q: cmdline(q) for q in descendants(node.pid)})
         return pid
 
     def stop(self, timeout: float = 30.0) -> list[int]:
@@ -271,21 +279,8 @@ class LoopbackCluster:
                 p.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-        for p in self.procs:  # whatever is left of each node's process group
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-                pass
-        for pid, cmd in spawned.items():  # a node's process that left its group (setsid)
-            if cmd and cmdline(pid) == cmd:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        for p in self.procs:  # whatever is left of each node
+            _sigkill_node(p, spawned)
         shutil.rmtree(self.root, ignore_errors=True)
         deadline = time.monotonic() + 5
         while True:  # SIGKILLed processes vanish (or turn zombie: empty cmdline) shortly
