@@ -153,6 +153,45 @@ def test_band_ci_and_std_and_bad_band(tmp_path):
     )
 
 
+def test_long_panel_titles_wrap_and_do_not_overlap(tmp_path):
+    """Han–Scarlett's panel names are ~80 characters: side by side they ran into each other
+    (and past the figure's edge) before titles were wrapped."""
+    import matplotlib.figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from hbo_envs.harness import plotting
+
+    envs = ["hbo/HS-Forrester-Clipping-v0", "hbo/HS-Forrester-AggSub-v0"]
+    assert all(len(panel_name(e)) > 58 for e in envs)
+    rec = pd.DataFrame(
+        [{"env_id": e, "agent": a, "seed": 0, "t": t, "regret": float(t), "avg_regret": 1.0,
+          "lower_bound": np.nan}
+         for e in envs for a in ("random", "gp-ucb") for t in (1, 5, 10)]
+    )  # fmt: skip
+    figs = []
+    orig = plotting._save
+
+    def keep(fig, paths):
+        figs.append(fig)
+        return orig(fig, paths)
+
+    plotting._save = keep
+    try:
+        plot_regret(rec, [tmp_path / "r.png"])
+    finally:
+        plotting._save = orig
+    fig = figs[0]
+    assert isinstance(fig, matplotlib.figure.Figure)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    r = canvas.get_renderer()
+    top = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()][:2]
+    a, b = (ax.title.get_window_extent(r) for ax in top)
+    assert a.x1 < b.x0, (a, b)  # the left title ends before the right one starts
+    assert b.x1 <= fig.bbox.x1  # and the right one inside the figure
+    assert all(max(len(ln) for ln in ax.get_title().splitlines()) <= 58 for ax in top)
+
+
 def _problem(horizon=1000):
     X = np.linspace(0, 1, 6)[:, None]
     k = SquaredExponential(0.3)

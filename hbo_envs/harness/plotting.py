@@ -18,6 +18,7 @@ saved in every requested format (``.png``, ``.svg``, ``.pdf``).
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,12 @@ def panel_name(env_id: str) -> str:
     short = env_id.removeprefix("hbo/")
     paper = next((e.paper for e in ENV_SPECS if e.id == env_id), "")
     return f"{paper}: {short}" if paper else short
+
+
+TITLE_CHARS = 58
+"""Longest line of a panel title of :func:`plot_regret` (9 pt on a 4.2 in wide panel):
+longer names (e.g. Han–Scarlett's "<paper>, <attack> attack (note §2, §4): <env>") are
+wrapped, so that neighbouring titles do not run into each other."""
 
 
 def _band(c: np.ndarray, band: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,7 +158,10 @@ def plot_regret(
             if j == 0:
                 ax.set_ylabel(_LABELS.get(metric, metric))
             if i == 0 or nm * env_rows > nm:
-                ax.set_title(panel_name(env), fontsize=9)
+                ax.set_title(
+                    textwrap.fill(panel_name(env), TITLE_CHARS, break_on_hyphens=False),
+                    fontsize=9,
+                )
             if metric == "avg_regret" and logy_avg:
                 ax.set_yscale("log")
             ax.grid(alpha=0.3)
