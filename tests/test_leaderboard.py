@@ -893,16 +893,22 @@ def test_sandbox_isolates_and_limits_the_agent(monkeypatch: pytest.MonkeyPatch) 
 
 def test_sandbox_child_does_not_import_the_verifier(tmp_path: Path) -> None:
     """The child runs sandbox.py as a script: it loads neither the ``hbo_envs.leaderboard``
-    package (whose eager exports cost ~0.7 CPU-s a start) nor pandas. The probe, in a module
-    of its own that imports neither, plays arm 1 if either is loaded, else arm 0."""
+    package (whose eager exports cost ~0.7 CPU-s a start) nor pandas, and (``-I``) the
+    script's folder is not on ``sys.path``, where its ``site.py``/``suite.py`` would shadow
+    other modules. The probe, in a module of its own that imports neither, plays arm 1 if
+    either is loaded or the folder is on the path, else arm 0."""
+    from hbo_envs.leaderboard import sandbox
     from hbo_envs.leaderboard.sandbox import AgentProcess
 
+    folder = str(Path(sandbox.__file__).resolve().parent)
     (tmp_path / "import_probe.py").write_text(
-        "import sys\n"
+        "import os, sys\n"
         "class ImportProbe:\n"
         "    name = 'import-probe'\n"
         "    def reset(self, problem, *, seed=None):\n"
-        "        self.a = int(any(m in sys.modules for m in ('hbo_envs.leaderboard', 'pandas')))\n"
+        "        loaded = any(m in sys.modules for m in ('hbo_envs.leaderboard', 'pandas'))\n"
+        f"        on_path = {folder!r} in [os.path.realpath(p or '.') for p in sys.path]\n"
+        "        self.a = int(loaded or on_path)\n"
         "    def act(self):\n"
         "        return self.a\n"
         "    def update(self, action, reward):\n"
