@@ -153,7 +153,7 @@ def test_band_ci_and_std_and_bad_band(tmp_path):
     )
 
 
-def test_long_panel_titles_wrap_and_do_not_overlap(tmp_path):
+def test_long_panel_titles_wrap_and_do_not_overlap(tmp_path, monkeypatch):
     """Han–Scarlett's panel names are ~80 characters: side by side they ran into each other
     (and past the figure's edge) before titles were wrapped."""
     import matplotlib.figure
@@ -175,11 +175,8 @@ def test_long_panel_titles_wrap_and_do_not_overlap(tmp_path):
         figs.append(fig)
         return orig(fig, paths)
 
-    plotting._save = keep
-    try:
-        plot_regret(rec, [tmp_path / "r.png"])
-    finally:
-        plotting._save = orig
+    monkeypatch.setattr(plotting, "_save", keep)
+    plot_regret(rec, [tmp_path / "r.png"])
     fig = figs[0]
     assert isinstance(fig, matplotlib.figure.Figure)
     canvas = FigureCanvasAgg(fig)
