@@ -48,6 +48,41 @@ def side_by_side(cells: list[tuple[str, str, int]]) -> None:
     t0 = time.perf_counter()
     rerun_cells(resolve_agent("random")[0], {}, [RerunCell("hbo/RKHS-SE-Spike-v0", 0, horizon=1)])
     print(f"sandboxed process start-up + 1-round episode: {time.perf_counter() - t0:.2f} s")
+    start_and_close()
+
+
+def start_and_close(reps: int = 5) -> None:
+    """Start and close of one sandboxed agent process (min of ``reps``), and beside it the
+    normal interpreter exit the child made before (a fresh ``python -I`` with the child's
+    imports, timed from its ``exit`` to its end): the child now leaves with ``os._exit``
+    once its output is flushed, and ``close`` waited for that teardown at every agent."""
+    import subprocess
+    import sys
+
+    from hbo_envs.leaderboard.sandbox import AgentProcess
+
+    starts, closes = [], []
+    for _ in range(reps):
+        proc = AgentProcess("agents.baselines.uniform:RandomAgent", {})
+        t0 = time.perf_counter()
+        proc.start()
+        starts.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        proc.close()
+        closes.append(time.perf_counter() - t0)
+    code = (
+        "import sys, time; from agents.checks import check_agent; import agents; "
+        "print(time.perf_counter(), flush=True); sys.exit(0)"
+    )
+    teardown = []
+    for _ in range(reps):
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        teardown.append(time.perf_counter() - float(p.stdout.split()[-1]))
+    print(
+        f"sandboxed process: start {min(starts):.3f} s, close {min(closes):.3f} s "
+        f"(os._exit); a normal interpreter exit with the child's imports: "
+        f"{min(teardown):.3f} s (min of {reps})"
+    )
 
 
 def recorded_costs() -> None:

@@ -19,6 +19,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.lines import Line2D
 
 __all__ = ["PALETTE", "RANDOM_COLOR", "Panel", "Series", "curves_svg", "profile_svg"]
@@ -47,6 +48,7 @@ _RC = {
     "axes.spines.right": False,
     "path.simplify": False,
 }
+_NO_AUTOLAYOUT = {"figure.autolayout": False, "figure.constrained_layout.use": False}
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,17 @@ class Panel:
 
 
 def to_svg(fig: Figure) -> str:
-    """The figure as SVG text, identical for identical inputs (see the module docstring)."""
+    """The figure as SVG text, identical for identical inputs (see the module docstring).
+
+    ``Figure.tight_layout`` leaves a placeholder layout engine on the figure, and
+    ``savefig`` runs a full draw (rendering disabled) before the real one for any figure
+    with an engine: a second pass over every tick and text, for nothing once the layout
+    is done. The placeholder is removed first, so the figure is drawn once (the same
+    bytes: the layout was fixed by ``tight_layout``)."""
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        # None: no engine at all ("none" would set a new placeholder), whatever the rc says
+        with matplotlib.rc_context(_NO_AUTOLAYOUT):
+            fig.set_layout_engine(None)
     buf = io.StringIO()
     with matplotlib.rc_context(_RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
