@@ -441,7 +441,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             ("avg_regret", "regret") if exp.metric == "avg_regret" else ("regret", "avg_regret")
         )
         paths = []
-        for band, stem in (("ci", "regret"), ("std", "regret_std")):  # ours, the papers'
+        # regret.png: our band (95% bootstrap CI of the mean); regret_std.png: the papers'
+        # band (mean +- 1 std over seeds), drawn only when some agent has two seeds or more
+        # on some env: with one seed (--smoke, --n-seeds 1) it would be regret.png again
+        # with a band of width 0.
+        spread = bool((res.records.groupby(["env_id", "agent"])["seed"].nunique() > 1).any())
+        bands = (("ci", "regret"), ("std", "regret_std")) if spread else (("ci", "regret"),)
+        for band, stem in bands:
             paths += plot_regret(
                 res.records,
                 [out / f"{stem}.{f}" for f in args.format],
@@ -460,6 +466,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             paths += plot_figure1_experiment(exp, [out / f"figure1.{f}" for f in args.format])
         for p in paths:
             print(f"wrote {p}")
+        if not spread:
+            print("regret_std: not drawn (one seed per agent: no spread over seeds to show)")
     if not res.summary.empty:
         from hbo_envs.harness.summary import format_ordering
 

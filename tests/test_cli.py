@@ -197,6 +197,8 @@ def test_reproduce_list_and_tiny_reproduction(hbo_bench, tmp_path: Path) -> None
     assert r.returncode == 0, r.stderr
     assert "gp-ucb[beta=ln t]" in r.stdout and "tgp-ucb[b=t^1/4,beta=ln t]" in r.stdout
     assert (out / "regret.png").exists() and (out / "confidence.png").exists()
+    assert (out / "regret_std.png").exists()  # two seeds: the papers' band (mean +- 1 std)
+    assert "regret_std: not drawn" not in r.stdout
     snaps = pd.read_parquet(out / "snapshots.parquet")
     assert set(snaps.columns) >= {"agent", "seed", "point", "x", "f", "estimate", "width"}
     # envs (sign per sample, per run) x agents (two and the random floor) x seeds x points

@@ -42,6 +42,10 @@ def test_reproduce_smoke(name: str, tmp_path, capsys: pytest.CaptureFixture[str]
     assert summary["seeds"] == 1
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs, f"{name}: no plot written"
+    if exp.kind != "exponent":
+        # one seed: the papers' std band would have width 0, so that figure is not drawn
+        assert "regret.png" in pngs and "regret_std.png" not in pngs, pngs
+        assert "regret_std: not drawn (one seed per agent" in text
     if exp.kind == "exponent":
         assert summary["horizons"] == list(exp.smoke_horizons)
         ran = {r["agent"] for r in summary["exponents"]}
