@@ -28,11 +28,13 @@ def local_ray():
         # The workers find tests/fixtures_agents.py through PYTHONPATH, which the local
         # instance's raylet (and so each worker) inherits from this process at ray.init. A
         # runtime_env={"env_vars": ...} would do the same through Ray's runtime-env agent,
-        # at ~2 CPU-s more per sweep (a setup process before every worker).
+        # at ~2 CPU-s more per sweep (a setup process before every worker). One CPU: one
+        # worker runs every cell in turn (each worker costs ~1 CPU-s to start), so the
+        # comparison also covers cells that share a worker process.
         old = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), old]))
         try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
         finally:
             if old is None:
                 del os.environ["PYTHONPATH"]
