@@ -76,7 +76,7 @@ def start_and_close(reps: int = 5) -> None:
     )
     teardown = []
     for _ in range(reps):
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
         teardown.append(time.perf_counter() - float(p.stdout.split()[-1]))
     print(
         f"sandboxed process: start {min(starts):.3f} s, close {min(closes):.3f} s "
