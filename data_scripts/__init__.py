@@ -14,6 +14,10 @@ the loaders of :mod:`hbo_envs.data.loaders`, and only then renamed into place: a
 interrupted fetch leaves nothing behind (and an existing data set untouched).
 """
 
-from data_scripts._common import FetchError
+from hbo_envs._lazy import lazy_exports
+
+# Imported on first use (PEP 562): data_scripts._common needs pandas and the loaders, which
+# ``hbo-bench``'s argument parser (it adds the ``data`` subcommand) should not pay for.
+__getattr__, __dir__ = lazy_exports(__name__, {"FetchError": "data_scripts._common"})
 
 __all__ = ["FetchError"]

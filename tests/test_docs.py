@@ -36,6 +36,8 @@ MODULES = [
     "hbo_envs.harness.stats",
     "hbo_envs.harness.known_failures",
     "hbo_envs.harness.plotting",
+    "hbo_envs._lazy",
+    "hbo_envs.data",
 ]
 
 
