@@ -276,3 +276,18 @@ def test_the_harness_and_the_parser_import_no_data_loaders() -> None:
 
     assert FetchError.__module__ == "data_scripts._common" and "stocks29" in DATASETS
     assert ks_gaussian.__module__ == "hbo_envs.data.stats"
+    # the names type checkers see (the TYPE_CHECKING imports) are the lazy exports
+    import ast
+
+    import hbo_envs.data as data
+
+    tree = ast.parse(Path(data.__file__).read_text())
+    typed = {
+        (alias.name, imp.module)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        for imp in node.body
+        if isinstance(imp, ast.ImportFrom)
+        for alias in imp.names
+    }
+    assert typed == set(data._WHERE.items()) and set(data._WHERE) == set(data.__all__)

@@ -31,15 +31,9 @@ def local_ray():
         # at ~2 CPU-s more per sweep (a setup process before every worker). One CPU: one
         # worker runs every cell in turn (each worker costs ~1 CPU-s to start), so the
         # comparison also covers cells that share a worker process.
-        old = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), old]))
-        try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PYTHONPATH", str(TESTS), prepend=os.pathsep)
             ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
-        finally:
-            if old is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = old
     yield ray
     if started:
         ray.shutdown()

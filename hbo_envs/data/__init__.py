@@ -10,7 +10,29 @@ directory; see :mod:`hbo_envs.data.paths` for the layout) and validated on load
 ['lightsensor', 'stockpicking', 'stocks29']
 """
 
+from typing import TYPE_CHECKING
+
 from hbo_envs._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names for type checkers and IDEs (the package is py.typed)
+    from hbo_envs.data.loaders import (
+        LightSensorData,
+        clear_cache,
+        load_lightsensor,
+        load_stockpicking,
+        load_stocks29,
+    )
+    from hbo_envs.data.paths import (
+        DATASETS,
+        DataFormatError,
+        DataNotFoundError,
+        Dataset,
+        data_dir,
+        dataset_path,
+        missing_files,
+        require,
+    )
+    from hbo_envs.data.stats import KSResult, ks_gaussian
 
 # Imported on first use (PEP 562): the loaders need pandas and the statistics scipy.stats,
 # which a process that only asks where the data lives (the harness's runner through
