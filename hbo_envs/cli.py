@@ -125,6 +125,90 @@ def _seed_arg(args: argparse.Namespace) -> Any:
     return None
 
 
+def _lb_exec(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--workers", type=int, default=None, help="processes (1: in-process)")
+    p.add_argument("--address", default=None, help="Ray address")
+
+
+def _lb_sandbox(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1, help="sandboxed agent processes")
+    p.add_argument(
+        "--time-limit", type=float, default=3600.0, help="wall seconds per agent process"
+    )
+    p.add_argument("--memory-mb", type=int, default=4096, help="address space per process")
+
+
+def _add_leaderboard_parser(sub: Any) -> None:
+    """Add the ``leaderboard`` command to the ``hbo-bench`` subparsers ``sub``."""
+    lb = sub.add_parser("leaderboard", help="suites, submissions, verification, rankings")
+    lb.add_argument("--root", default=None, help="leaderboards folder (default: the repo's)")
+    c = lb.add_subparsers(dest="lb_command", required=True)
+
+    s = c.add_parser("submit", help="run an agent on a suite and write a submission file")
+    s.add_argument("--suite", required=True)
+    s.add_argument("--agent", required=True, help="module:Class (or a registered name)")
+    s.add_argument("--param", action="append", default=[], help="k=v (JSON value), repeatable")
+    s.add_argument("--name", default=None, help="display name (default: the agent's label)")
+    s.add_argument("--out", required=True, help="submission JSON file to write")
+    s.add_argument("--work-dir", default=None, help="resumable results directory for the runs")
+    _lb_exec(s)
+
+    v = c.add_parser("validate", help="check submission files (never runs their code)")
+    v.add_argument("files", nargs="+")
+
+    r = c.add_parser("verify", help="re-run a submission's agent (RUNS SUBMITTED CODE)")
+    r.add_argument("file")
+    r.add_argument(
+        "--hidden-seeds", "--fresh-seeds", type=int, default=4, help="hidden seeds per env"
+    )
+    r.add_argument("--seed", type=int, default=None, help="seed for drawing the hidden seeds")
+    r.add_argument("--rtol", type=float, default=1e-9)
+    r.add_argument("--record", action="store_true", help="write the record into the file")
+    _lb_sandbox(r)
+
+    a = c.add_parser("audit", help="re-run sample cells of a verification record (RUNS CODE)")
+    a.add_argument("files", nargs="+")
+    a.add_argument("--cells", type=int, default=2, help="cells to re-run per file")
+    a.add_argument("--seed", type=int, default=None, help="seed for choosing the cells")
+    _lb_sandbox(a)
+
+    d = c.add_parser("render", help="write the README table, plot and HTML pages")
+    d.add_argument("suites", nargs="*", help="suite ids (default: all)")
+
+    b = c.add_parser("baselines", help="compute the suite's own reference entries")
+    b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
+    b.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
+    b.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
+    _lb_sandbox(b)
+
+    c.add_parser("list", help="suites, their availability here and their submissions")
+    c.add_parser("schema", help="print the submission JSON schema")
+
+
+def _add_archive_parser(sub: Any) -> None:
+    """``hbo-bench archive build|verify|status|render`` (see the module docstring)."""
+    p = sub.add_parser("archive", help="build, verify and publish the results archive")
+    asub = p.add_subparsers(dest="archive_command", required=True)
+    b = asub.add_parser("build", help="run the archive's missing and stale cells (resumable)")
+    b.add_argument("names", nargs="*", help="experiments (default: all, see reproduce --list)")
+    b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
+    b.add_argument("--batch", type=int, default=40, help="cells merged into the archive at once")
+    v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
+    v.add_argument("names", nargs="*")
+    v.add_argument("--sample", type=int, default=3, help="cells per experiment")
+    v.add_argument("--seed", type=int, default=None, help="fix the random draw of cells")
+    s = asub.add_parser("status", help="archived / stale / missing cells per experiment")
+    s.add_argument("names", nargs="*")
+    r = asub.add_parser("render", help="regenerate every published block from the archive")
+    r.add_argument("--check", action="store_true", help="only check; exit 1 if a block differs")
+    for q in (b, v, s, r):
+        q.add_argument("--archive", default=None, help="archive directory (results/archive)")
+    b.add_argument("--backend", choices=("local", "ray"), default="local")
+    b.add_argument("--workers", type=int, default=None, help="local processes / Ray tasks")
+    b.add_argument("--address", default=None, help="Ray address (default $RAY_ADDRESS)")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="hbo-bench",
@@ -210,12 +294,8 @@ def _parser() -> argparse.ArgumentParser:
     from data_scripts.cli import add_data_parser  # hbo-bench data fetch|import|list
 
     add_data_parser(sub)
-    from hbo_envs.leaderboard.cli import add_parser as add_leaderboard_parser
-
-    add_leaderboard_parser(sub)
-    from hbo_envs.harness.archive import add_parser as add_archive_parser
-
-    add_archive_parser(sub)
+    _add_leaderboard_parser(sub)
+    _add_archive_parser(sub)
     return ap
 
 

@@ -785,29 +785,6 @@ def verify(
 
 
 # -- command line ------------------------------------------------------------
-def add_parser(sub: Any) -> None:
-    """``hbo-bench archive build|verify|status|render`` (see the module docstring)."""
-    p = sub.add_parser("archive", help="build, verify and publish the results archive")
-    asub = p.add_subparsers(dest="archive_command", required=True)
-    b = asub.add_parser("build", help="run the archive's missing and stale cells (resumable)")
-    b.add_argument("names", nargs="*", help="experiments (default: all, see reproduce --list)")
-    b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
-    b.add_argument("--batch", type=int, default=40, help="cells merged into the archive at once")
-    v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
-    v.add_argument("names", nargs="*")
-    v.add_argument("--sample", type=int, default=3, help="cells per experiment")
-    v.add_argument("--seed", type=int, default=None, help="fix the random draw of cells")
-    s = asub.add_parser("status", help="archived / stale / missing cells per experiment")
-    s.add_argument("names", nargs="*")
-    r = asub.add_parser("render", help="regenerate every published block from the archive")
-    r.add_argument("--check", action="store_true", help="only check; exit 1 if a block differs")
-    for q in (b, v, s, r):
-        q.add_argument("--archive", default=None, help="archive directory (results/archive)")
-    b.add_argument("--backend", choices=("local", "ray"), default="local")
-    b.add_argument("--workers", type=int, default=None, help="local processes / Ray tasks")
-    b.add_argument("--address", default=None, help="Ray address (default $RAY_ADDRESS)")
-
-
 def run(args: Any) -> int:
     """Dispatch ``hbo-bench archive ...``; returns the exit code."""
     cmd = args.archive_command

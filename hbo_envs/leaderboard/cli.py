@@ -25,74 +25,13 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["add_parser", "run"]
-
-
-def _exec(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=("local", "ray"), default="local")
-    p.add_argument("--workers", type=int, default=None, help="processes (1: in-process)")
-    p.add_argument("--address", default=None, help="Ray address")
-
-
-def _sandbox(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=1, help="sandboxed agent processes")
-    p.add_argument(
-        "--time-limit", type=float, default=3600.0, help="wall seconds per agent process"
-    )
-    p.add_argument("--memory-mb", type=int, default=4096, help="address space per process")
+__all__ = ["run"]
 
 
 def _limits(args: argparse.Namespace) -> Any:
     from hbo_envs.leaderboard.sandbox import SandboxLimits
 
     return SandboxLimits(wall_s=args.time_limit, memory_mb=args.memory_mb)
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``leaderboard`` command to the ``hbo-bench`` subparsers ``sub``."""
-    lb = sub.add_parser("leaderboard", help="suites, submissions, verification, rankings")
-    lb.add_argument("--root", default=None, help="leaderboards folder (default: the repo's)")
-    c = lb.add_subparsers(dest="lb_command", required=True)
-
-    s = c.add_parser("submit", help="run an agent on a suite and write a submission file")
-    s.add_argument("--suite", required=True)
-    s.add_argument("--agent", required=True, help="module:Class (or a registered name)")
-    s.add_argument("--param", action="append", default=[], help="k=v (JSON value), repeatable")
-    s.add_argument("--name", default=None, help="display name (default: the agent's label)")
-    s.add_argument("--out", required=True, help="submission JSON file to write")
-    s.add_argument("--work-dir", default=None, help="resumable results directory for the runs")
-    _exec(s)
-
-    v = c.add_parser("validate", help="check submission files (never runs their code)")
-    v.add_argument("files", nargs="+")
-
-    r = c.add_parser("verify", help="re-run a submission's agent (RUNS SUBMITTED CODE)")
-    r.add_argument("file")
-    r.add_argument(
-        "--hidden-seeds", "--fresh-seeds", type=int, default=4, help="hidden seeds per env"
-    )
-    r.add_argument("--seed", type=int, default=None, help="seed for drawing the hidden seeds")
-    r.add_argument("--rtol", type=float, default=1e-9)
-    r.add_argument("--record", action="store_true", help="write the record into the file")
-    _sandbox(r)
-
-    a = c.add_parser("audit", help="re-run sample cells of a verification record (RUNS CODE)")
-    a.add_argument("files", nargs="+")
-    a.add_argument("--cells", type=int, default=2, help="cells to re-run per file")
-    a.add_argument("--seed", type=int, default=None, help="seed for choosing the cells")
-    _sandbox(a)
-
-    d = c.add_parser("render", help="write the README table, plot and HTML pages")
-    d.add_argument("suites", nargs="*", help="suite ids (default: all)")
-
-    b = c.add_parser("baselines", help="compute the suite's own reference entries")
-    b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
-    b.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
-    b.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
-    _sandbox(b)
-
-    c.add_parser("list", help="suites, their availability here and their submissions")
-    c.add_parser("schema", help="print the submission JSON schema")
 
 
 def _params(items: list[str]) -> dict[str, Any]:
