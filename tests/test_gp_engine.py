@@ -377,6 +377,89 @@ def test_from_statistics_refuses_inconsistent_statistics():
     assert empty.t == 0 and np.array_equal(empty.variance(), np.ones(3))
 
 
+def _posterior_from_statistics(K, lam, prec, sums):
+    """The naive formulas: one observation ``sums_a / prec_a`` with noise ``lam / prec_a``
+    at every arm ``a`` with data; ``numpy.linalg.solve`` on ``K_SS + Lambda``."""
+    S = np.flatnonzero(prec > 0)
+    if S.size == 0:
+        return np.zeros(K.shape[0]), np.diagonal(K).copy()
+    A = K[np.ix_(S, S)] + np.diag(lam / prec[S])
+    KS = K[:, S]
+    mean = KS @ np.linalg.solve(A, sums[S] / prec[S])
+    var = np.diagonal(K) - np.einsum("is,si->i", KS, np.linalg.solve(A, KS.T))
+    return mean, var
+
+
+@pytest.mark.parametrize("representation", ["arms", "played"])
+def test_set_statistics_in_place_equals_a_new_engine_and_the_formulas(representation):
+    """One engine re-conditioned on changing statistics (arms appear, arms drop to zero
+    precision, the held set outgrows ``max_arms``) gives, each time, the posterior of the
+    naive formulas and of a new engine (``from_statistics``): bit for bit on the arm space,
+    to rounding on the played set (whose arms stay in order of first appearance); and it
+    goes on observing from there."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(30, 2))
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 0.3)
+    lam = 0.4
+    eng = GPPosteriorEngine(K, lam, representation=representation, max_arms=2)
+    arms_seen = []
+    for _ in range(8):
+        prec = np.zeros(30)
+        held = rng.choice(30, size=int(rng.integers(3, 12)), replace=False)
+        prec[held] = rng.uniform(0.2, 5.0, size=held.size)
+        sums = np.where(prec > 0, rng.standard_normal(30) * prec, 0.0)
+        cnt = np.where(prec > 0, rng.integers(1, 9, size=30), 0)
+        eng.set_statistics(prec, sums, counts=cnt)
+        new = GPPosteriorEngine.from_statistics(
+            K, lam, prec, sums, counts=cnt, representation=representation
+        )
+        mean, var = _posterior_from_statistics(K, lam, prec, sums)
+        np.testing.assert_allclose(eng.mean[:, 0], mean, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(eng.variance(), np.maximum(var, 0), rtol=0, atol=1e-10)
+        assert eng.t == new.t == int(cnt.sum())
+        if representation == "arms":
+            assert np.array_equal(eng.mean, new.mean) and np.array_equal(eng.cov, new.cov)
+            assert eng.info_gain == new.info_gain
+        else:
+            assert sorted(eng.played.tolist()) == sorted(held.tolist())
+            np.testing.assert_allclose(eng.mean, new.mean, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(eng.info_gain, new.info_gain, rtol=1e-12)
+        arms_seen.append(set(held.tolist()))
+    assert any(a - b for a, b in zip(arms_seen, arms_seen[1:], strict=False))  # arms left
+    # the engine goes on observing from the statistics like the formulas say
+    a = int(np.flatnonzero(prec)[0])
+    eng.observe(a, 0.7)
+    eng.observe(29 if prec[29] == 0 else 28, -0.3)
+    prec2, sums2 = prec.copy(), sums.copy()
+    prec2[a] += 1.0
+    sums2[a] += 0.7
+    b = 29 if prec[29] == 0 else 28
+    prec2[b] += 1.0
+    sums2[b] += -0.3
+    mean, var = _posterior_from_statistics(K, lam, prec2, sums2)
+    np.testing.assert_allclose(eng.mean[:, 0], mean, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(eng.variance(), np.maximum(var, 0), rtol=0, atol=1e-10)
+    # no data: back to the prior
+    eng.set_statistics(np.zeros(30), np.zeros(30))
+    assert eng.t == 0 and eng.info_gain == 0.0 and not eng.mean.any()
+    assert np.array_equal(eng.variance(), np.diagonal(K))
+
+
+def test_set_statistics_refuses_bad_statistics_and_a_batched_engine():
+    K = np.eye(3)
+    eng = GPPosteriorEngine(K, 1.0)
+    with pytest.raises(ValueError, match=r"set_statistics: precision must have shape \(3,\)"):
+        eng.set_statistics(np.ones(2), np.ones(3))
+    with pytest.raises(ValueError, match="0 where precision is 0"):
+        eng.set_statistics(np.array([1.0, 0.0, 0.0]), np.ones(3))
+    from agents.gp.engine import EngineBatch
+
+    engines = [GPPosteriorEngine(K, 1.0), GPPosteriorEngine(K, 1.0)]
+    EngineBatch(engines)
+    with pytest.raises(ValueError, match="in an EngineBatch"):
+        engines[0].set_statistics(np.ones(3), np.zeros(3))
+
+
 def test_auto_representation_uses_the_horizon_only_for_large_n():
     from agents.gp.engine import PLAYED_MIN_N, auto_representation
 

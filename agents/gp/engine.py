@@ -636,7 +636,8 @@ class GPPosteriorEngine:
         counts: Any = None,
         **kwargs: Any,
     ) -> GPPosteriorEngine:
-        """The engine conditioned on per-arm sufficient statistics, in one re-derivation.
+        """A new engine conditioned on per-arm sufficient statistics, in one re-derivation:
+        ``cls(kernel_matrix, lam, **kwargs)`` then :meth:`set_statistics`.
 
         ``precision[i] = lambda sum_j 1 / s2_ij`` and ``sums[i] = lambda sum_j y_ij / s2_ij``
         over the observations at arm ``i`` (``s2 = lambda`` by default: the count and the
@@ -644,22 +645,48 @@ class GPPosteriorEngine:
         observations only through them (module docstring, "Sufficient statistics"). So
         ``from_statistics`` equals observing each arm's data one by one (to rounding,
         ~1e-12; tested) at the cost of one :meth:`refresh`, ``O(|S|^3 + n^2 |S|)`` in a few
-        BLAS calls instead of ``|S|`` Python-level updates: what an agent that re-weights
-        all of its data every round (RCGP-UCB's adaptive variant, the outlier diagnostic)
-        needs. ``counts`` (default: 1 at every arm with ``precision > 0``) only feeds
-        :attr:`counts` and ``t``. ``kwargs`` go to the constructor.
+        BLAS calls instead of ``|S|`` Python-level updates. ``counts`` (default: 1 at every
+        arm with ``precision > 0``) only feeds :attr:`counts` and ``t``. ``kwargs`` go to
+        the constructor. An agent that re-weights all of its data every round should keep
+        one engine and call :meth:`set_statistics` instead (no new engine, no new kernel
+        columns for arms it already holds).
         """
-        owner = "GPPosteriorEngine.from_statistics"
         eng = cls(
             kernel_matrix, lam, n_outputs=1 if np.ndim(sums) <= 1 else np.shape(sums)[1], **kwargs
         )
-        n = eng.n
+        eng._set_statistics("GPPosteriorEngine.from_statistics", precision, sums, counts)
+        return eng
+
+    def set_statistics(self, precision: Any, sums: Any, counts: Any = None) -> None:
+        """Replace the data by per-arm sufficient statistics, in place: the posterior of
+        :meth:`from_statistics` with the same arguments, on this engine.
+
+        What an agent that re-weights all of its data every round needs (RCGP-UCB's adaptive
+        variant, the outlier diagnostic of ``outlier-gp-ucb``): one re-derivation
+        (:meth:`refresh`, ``O(|S|^3 + n^2 |S|)``; ``"played"``: ``O(|S|^3 + n |S|^2)``),
+        without building a new engine every time. In the ``"played"`` representation the
+        kernel columns ``K[:, S]`` of arms already held are kept (a new arm adds its column,
+        an arm whose ``precision`` became 0 leaves ``S``), so ``S`` stays in order of first
+        appearance: the posterior equals :meth:`from_statistics`'s (arms in ascending order)
+        to rounding. Arguments as in :meth:`from_statistics`; ``sums`` has shape ``(n,)``
+        or ``(n, r)`` for this engine's ``r``. Not while the engine is in an
+        :class:`EngineBatch`.
+        """
+        if self._batch is not None:
+            raise ValueError(
+                "GPPosteriorEngine.set_statistics: the engine is in an EngineBatch, which "
+                "conditions it observation by observation; release the batch first."
+            )
+        self._set_statistics("GPPosteriorEngine.set_statistics", precision, sums, counts)
+
+    def _set_statistics(self, owner: str, precision: Any, sums: Any, counts: Any) -> None:
+        n = self.n
         prec = np.asarray(precision, dtype=float)
-        tot = np.asarray(sums, dtype=float).reshape(n, -1) if np.size(sums) == n * eng.r else None
+        tot = np.asarray(sums, dtype=float).reshape(n, -1) if np.size(sums) == n * self.r else None
         if prec.shape != (n,) or tot is None:
             raise ValueError(
-                f"{owner}: precision must have shape ({n},) and sums ({n},) or ({n}, r); got "
-                f"{prec.shape} and {np.shape(sums)}."
+                f"{owner}: precision must have shape ({n},) and sums ({n},) or ({n}, {self.r}); "
+                f"got {prec.shape} and {np.shape(sums)}."
             )
         if not (np.all(np.isfinite(prec)) and np.all(prec >= 0) and np.all(np.isfinite(tot))):
             raise ValueError(f"{owner}: precision must be finite and >= 0 and sums finite.")
@@ -674,27 +701,65 @@ class GPPosteriorEngine:
                     f"{owner}: counts must be integers of shape ({n},), positive exactly "
                     "where precision is."
                 )
-        eng.precision[:] = prec
-        eng.sums[:] = tot
-        eng.counts[:] = cnt
-        eng.t = int(cnt.sum())
+        self.precision[:] = prec
+        self.sums[:] = tot
+        self.counts[:] = cnt
+        self.t = int(cnt.sum())
         S = np.flatnonzero(prec > 0)
-        if eng.representation == "played" and S.size:
-            m = S.size
-            if m > eng._G.shape[1]:
-                eng._check_played_memory(m)
-                eng._G = np.empty((n, m), order="F")
-                eng._KSS = np.empty((m, m), order="F")
-                eng._L = np.zeros((m, m), order="F")
-                eng._S = np.empty(m, dtype=np.intp)
-            eng._S[:m] = S
-            eng._col[S] = np.arange(m)
-            eng.m = m
-            eng._G[:, :m] = eng._source.kernel_columns(S)
-            eng._KSS[:m, :m] = eng._source.kernel_block(S, S)
+        if self.representation == "played":
+            self._hold_columns(S)
         if S.size:
-            eng.refresh()
-        return eng
+            self.refresh()
+            return
+        # no data: the prior
+        self.mean = np.zeros((n, self.r), order="F")
+        self.info_gain = 0.0
+        if self.representation == "arms":
+            self.cov = np.array(self.K, order="F", copy=True)
+        else:
+            self._var = self._kdiag.copy()
+            self._pending_lambda = None
+            self._kcol = None
+            self._last_column = None
+        self._since_refresh = 0
+        self._std = None
+
+    def _hold_columns(self, S: np.ndarray) -> None:
+        """``"played"``: make the held arms exactly ``S`` (arms with ``precision > 0``):
+        drop the others' columns (compacting ``G`` and ``K_SS``), append the new arms'
+        columns ``K[:, a]`` after the kept ones. ``K_SS`` is read from the columns, each
+        new column giving its entries against the arms before it, as :meth:`observe` does."""
+        m = self.m
+        old = self._S[:m]
+        keep = self.precision[old] > 0
+        if not keep.all():
+            idx = np.flatnonzero(keep)
+            k = idx.size
+            self._G[:, :k] = self._G[:, idx]
+            self._KSS[:k, :k] = self._KSS[np.ix_(idx, idx)]
+            self._col[old] = -1
+            kept = old[idx]
+            self._S[:k] = kept
+            self._col[kept] = np.arange(k)
+            m = self.m = k
+        new = S[self._col[S] < 0]
+        if new.size:
+            total = m + new.size
+            while total > self._G.shape[1]:
+                self._grow()
+            self._G[:, m:total] = self._source.kernel_columns(new)
+            self._S[m:total] = new
+            self._col[new] = np.arange(m, total)
+            held = self._S[:total]
+            B = self._G[held, m:total]  # K[S, new]: column j against every held arm
+            self._KSS[:total, m:total] = B
+            self._KSS[m:total, :m] = B[:m].T
+            U = B[m:]  # new x new: the upper triangle from the later column, mirrored
+            self._KSS[m:total, m:total] = np.triu(U) + np.triu(U, 1).T
+            self.m = total
+        self._pending_lambda = None
+        self._kcol = None
+        self._last_column = None
 
     def refresh(self) -> None:
         """Replace the incremental state by :meth:`rederive` (removes rounding drift)."""

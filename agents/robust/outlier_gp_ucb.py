@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from scipy import linalg, stats
 
-from agents.gp.engine import GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
 from hbo_envs.validation import check_int, check_real
 
@@ -105,7 +104,7 @@ class OutlierGPUCB(GPUCB):
     3. **Safeguard.** If more than ``max_outlier_fraction`` would be flagged, keep the old mask.
     4. **Fit.** The Gaussian GP of GP-UCB on the inliers, from the per-arm inlier counts
        ``n_a`` and reward sums ``s_a`` (the GP posterior depends on the data only through
-       them: :meth:`~agents.gp.engine.GPPosteriorEngine.from_statistics` with
+       them: :meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics` with
        ``precision = n_a``, ``sums = s_a``; exact), then GP-UCB's rule.
 
     Cost. A diagnosis round stays ``O(t)``: the Laplace fit over all ``t`` observations is
@@ -120,10 +119,10 @@ class OutlierGPUCB(GPUCB):
     played-arm positions and ``K_SS`` are cached (no ``np.unique`` sort), the Student-t
     quantile is computed once, and the Gaussian GP on the inliers is re-derived from the
     per-arm inlier counts and sums in one
-    :meth:`~agents.gp.engine.GPPosteriorEngine.from_statistics` (``O(|S|^3 + n^2 |S|)``
-    in BLAS, instead of ``|S|`` Python-level updates). Other rounds ``O(n^2)`` (one engine
-    update). Kernel hyperparameters are the problem's (no refit; the re-implementation
-    refits them by maximum likelihood).
+    :meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics` on the agent's one engine
+    (``O(|S|^3 + n^2 |S|)`` in BLAS, instead of ``|S|`` Python-level updates). Other
+    rounds ``O(n^2)`` (one engine update). Kernel hyperparameters are the problem's (no
+    refit; the re-implementation refits them by maximum likelihood).
 
     Parameters: as :class:`~agents.gp.gp_ucb.GPUCB` plus ``n_init`` (10), ``n_schedule``
     (2), ``nu`` (4, ``> 2``), ``alpha`` (0.05), ``max_outlier_fraction`` (0.5) — the
@@ -215,9 +214,7 @@ class OutlierGPUCB(GPUCB):
             arms = self._arm_buf[:t][inl]
             cnt = np.bincount(arms, minlength=self.n_)
             tot = np.bincount(arms, weights=self._y_buf[:t][inl], minlength=self.n_)
-            self.engine_ = GPPosteriorEngine.from_statistics(
-                self.problem_, self.lam_, cnt.astype(float), tot, counts=cnt
-            )
+            self.engine_.set_statistics(cnt.astype(float), tot, counts=cnt)
         else:
             self.engine_.observe(arm, reward)
 

@@ -340,8 +340,8 @@ class RCGPUCBAdaptive(RCGPUCB):
       plateau ``L_R``; the UCB is computed on it.
 
     ``g_R`` moves every round, so every weight of ``M_R`` changes and ``M_R`` is re-derived
-    each round from per-arm sufficient statistics
-    (:meth:`~agents.gp.engine.GPPosteriorEngine.from_statistics`; observation ``j`` at arm
+    each round from per-arm sufficient statistics, in place on one engine
+    (:meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics`; observation ``j`` at arm
     ``a`` has noise ``sigma^2 J_j`` and target ``y_j - m_w,j``, module docstring)::
 
         precision_a = sum_j 1 / J_j,      sums_a = sum_j (y_j - m_w,j) / J_j
@@ -432,6 +432,4 @@ class RCGPUCBAdaptive(RCGPUCB):
         prec = cnt_in + np.bincount(arms, weights=w, minlength=n)
         sums = sum_in + np.bincount(arms, weights=(ys - sh) * w, minlength=n)
         counts = np.where(prec > 0, rw.count, 0)
-        self.engine_ = GPPosteriorEngine.from_statistics(
-            self.problem_, lam, prec, sums, counts=counts
-        )
+        self.engine_.set_statistics(prec, sums, counts=counts)

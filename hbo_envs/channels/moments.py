@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate
 
-__all__ = ["abs_moment"]
+__all__ = ["abs_moment", "public_quantiles"]
 
 
 def _pow(x: float, p: float) -> float:
@@ -28,6 +28,13 @@ def _pow(x: float, p: float) -> float:
         return float(x**p)
     except OverflowError:
         return float("inf")
+
+
+def public_quantiles(dist: Any) -> tuple[Callable[[float], float], Callable[[float], float]]:
+    """``(ppf, isf)`` through the distribution's public methods, ``float(dist.ppf(q))`` and
+    ``float(dist.isf(q))``: any object with those methods. The reference :func:`_quantiles`
+    is tested against, bit for bit (``tests/test_channels.py``), and its fallback."""
+    return (lambda q: float(dist.ppf(q))), (lambda q: float(dist.isf(q)))
 
 
 def _quantiles(dist: Any) -> tuple[Callable[[float], float], Callable[[float], float]]:
@@ -52,7 +59,7 @@ def _quantiles(dist: Any) -> tuple[Callable[[float], float], Callable[[float], f
     except (AttributeError, TypeError, ValueError):
         valid = False
     if not valid:
-        return (lambda q: float(dist.ppf(q))), (lambda q: float(dist.isf(q)))
+        return public_quantiles(dist)
     args = [np.asarray([a]) for a in shapes]
     sc, lo = np.asarray([scale]), np.asarray([loc])
 
