@@ -18,6 +18,14 @@ early (rounds 200-400), mid (around ``T/2``), late (the last 200) — at ``T = 2
   variant two such solves (anchor and acquisition model); ``gp-ucb``/``ec-gp-ucb`` one GP
   solve.
 
+A last section times the re-derivation itself: ``rcgp-ucb-adaptive`` and
+``outlier-gp-ucb`` re-condition their one engine in place
+(:meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics`) beside the same agents
+building a new engine per re-derivation (``from_statistics``, the path before), on the
+100 arms and on Park–Lee's 5-D problem (``--large-env``, 5000 arms, the played-set
+representation: a new engine gathers every held arm's kernel column again), mean CPU us
+per round over the second half of ``--large-T`` rounds, with whether the actions agree.
+
 What stays ``O(t)``: ``outlier-gp-ucb``'s diagnosis (every ``n_schedule = 2`` rounds) fits
 the Student-t GP by Laplace over all ``t`` observations — the published procedure — so its
 late block is larger than its early one; everything around the fit is flat.
@@ -130,6 +138,45 @@ class PreviousOutlierGPUCB(OutlierGPUCB):
 PREVIOUS = {"rcgp-ucb-adaptive": PreviousRCGPAdaptive, "outlier-gp-ucb": PreviousOutlierGPUCB}
 
 
+class NewEnginePerRederivation:
+    """The agent's engine as before ``set_statistics``: every re-derivation builds a new
+    ``GPPosteriorEngine.from_statistics``; everything else is delegated to it."""
+
+    def __init__(self, engine: GPPosteriorEngine, problem) -> None:
+        self._engine, self._problem = engine, problem
+
+    def set_statistics(self, precision, sums, counts=None) -> None:
+        lam = self._engine.lam
+        self._engine = GPPosteriorEngine.from_statistics(
+            self._problem, lam, precision, sums, counts=counts
+        )
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+
+def reconditioning(env_id: str, T: int) -> None:
+    """In place vs a new engine per re-derivation: mean us/round over rounds T/2..T."""
+    for name in ("rcgp-ucb-adaptive", "outlier-gp-ucb"):
+        out = []
+        for new_engine in (False, True):
+            env = gym.make(env_id, horizon=T).unwrapped
+            env.reset(seed=0)
+            ag = agents.make(name)
+            ag.reset(env.problem, seed=0)
+            if new_engine:
+                ag.engine_ = NewEnginePerRederivation(ag.engine_, env.problem)
+            spent, arms, _ = env_agent_seconds(env, ag, T, clock=time.process_time)
+            out.append((1e6 * float(np.mean(spent[T // 2 :])), arms, env.problem.n))
+        (now, a1, n), (before, a2, _) = out
+        print(
+            f"{name:18s} {env_id} (n = {n}): set_statistics {now:,.0f} | new engine per "
+            f"re-derivation {before:,.0f} | x{before / now:.2f} | actions identical over "
+            f"{T} rounds: {bool(np.array_equal(a1, a2))}",
+            flush=True,
+        )
+
+
 def blocks_of(T: int) -> list[tuple[int, int]]:
     """Early (200-400), mid (200 rounds around T/2) and late (the last 200) rounds."""
     return [(200, 400), (T // 2 - 100, T // 2 + 100), (T - 200, T)]
@@ -185,6 +232,8 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="T = 2000 instead of 2 * 10^4")
     p.add_argument("--env", default=ENV)
     p.add_argument("--agents", default=",".join(AGENTS), help="comma-separated names")
+    p.add_argument("--large-env", default="hbo/Griewank5D-SymPareto-eps02-v0")
+    p.add_argument("--large-T", type=int, default=None, help="rounds there (default 400)")
     args = p.parse_args()
     T = 2000 if args.quick else 20_000
     spans = ", ".join(f"{lo}-{hi}" for lo, hi in blocks_of(T))
@@ -219,6 +268,10 @@ def main() -> None:
             naive[t] = 1e6 * min(reps)
         line += " | naive: " + ", ".join(f"t={t}: {v:,.0f}" for t, v in naive.items())
         print(line, flush=True)
+    T2 = args.large_T or (200 if args.quick else 400)
+    print(f"# re-derivation in place vs a new engine, agent CPU us/round, rounds {T2 // 2}-{T2}")
+    reconditioning(args.env, T2)
+    reconditioning(args.large_env, T2)
     print(f"# load average at end {os.getloadavg()}")
 
 
