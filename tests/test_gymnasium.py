@@ -148,6 +148,37 @@ def test_render_draws_an_attached_agents_band() -> None:
         u.attach_agent(3)
 
 
+def test_binned_heat_map_is_the_mean_of_f_per_cell(monkeypatch) -> None:
+    """Beyond ``SCATTER_MAX_POINTS`` 2-D points the heat map shows the mean of ``f`` per
+    grid cell: ``binned_mean`` against a loop over the points, and the picture drawn that
+    way (threshold lowered so a small env takes that path)."""
+    from hbo_envs.envs import render
+
+    rng = np.random.default_rng(3)
+    pts = np.column_stack([rng.uniform(-2, 3, 500), rng.uniform(0, 1, 500)])
+    f = rng.standard_normal(500)
+    M, (x0, x1, y0, y1) = render.binned_mean(pts, f, 7)
+    assert (x0, x1, y0, y1) == (pts[:, 0].min(), pts[:, 0].max(), pts[:, 1].min(), pts[:, 1].max())
+    tot, cnt = np.zeros((7, 7)), np.zeros((7, 7))
+    for (a, b), v in zip(pts, f, strict=True):  # cell i covers [x0 + i w, x0 + (i+1) w)
+        i = min(int((a - x0) / ((x1 - x0) / 7)), 6)
+        j = min(int((b - y0) / ((y1 - y0) / 7)), 6)
+        tot[i, j] += v
+        cnt[i, j] += 1
+    assert np.array_equal(np.isnan(M), cnt == 0)
+    np.testing.assert_allclose(M[cnt > 0], (tot / np.maximum(cnt, 1))[cnt > 0], rtol=1e-12)
+    env = gym.make("hbo/GPBandit-v0", objective={"name": "random-rkhs", "dim": 2}, horizon=5,
+                   render_mode="rgb_array")  # fmt: skip
+    env.reset(seed=0)
+    env.step(0)
+    assert env.unwrapped.problem.points.shape[1] == 2
+    scatter = env.render()
+    monkeypatch.setattr(render, "SCATTER_MAX_POINTS", 10)
+    binned = env.render()
+    assert binned.shape == scatter.shape == (400, 640, 3) and binned.dtype == np.uint8
+    assert not np.array_equal(binned, scatter)
+
+
 def test_render_without_mode_returns_none_and_bad_modes_are_named() -> None:
     env = gym.make("hbo/GPBandit-v0", horizon=3)
     env.reset(seed=0)
