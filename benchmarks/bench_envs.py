@@ -10,6 +10,12 @@ path in the same run, and checked equal bit for bit:
 - a 5000 x 5000 kernel matrix (Griewank5D's size), each path as the first thing of a new
   process: in place vs the textbook array expression.
 
+Last, the ``rgb_array`` frame (best of 3): 1-D (100 arms), 5-D (5000 arms) and 2-D with
+``10^5`` arms, where the heat map is binned (mean of ``f`` per cell) beside the
+one-marker-per-point scatter it replaces there; and, per frame, how much of it only
+redraws an existing figure (``canvas.draw``): the most that reusing the figure between
+frames could save is the rest.
+
 Run: ``python benchmarks/bench_envs.py`` (prints tables; not a test).
 """
 
@@ -60,6 +66,52 @@ def main() -> None:
     print(f"naive reset (Student-t moments by quadrature): {naive_moments * 1e3:8.2f} ms")
     print()
     make_costs()
+    print()
+    render_costs()
+
+
+def render_costs() -> None:
+    """ms per ``rgb_array`` frame; the 2-D 10^5-arm heat map binned vs every point."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from hbo_envs.envs import render
+
+    rkhs = {"name": "random-rkhs", "kernel": {"name": "matern", "nu": 1.5, "lengthscale": 0.2}}
+    cases = [
+        ("hbo/RKHS-SE-StudentT-v0", {}),
+        ("hbo/Griewank5D-SymPareto-eps02-v0", {}),
+        ("hbo/GPBandit-v0", {"objective": dict(rkhs, n_points=100_000, dim=2)}),
+    ]
+    print(f"{'rgb_array frame':40s} {'arms':>7s} {'frame':>9s} {'redraw':>9s} {'scatter':>9s}")
+    for env_id, kw in cases:
+        env = gym.make(env_id, horizon=100, render_mode="rgb_array", **kw)
+        env.reset(seed=0)
+        for a in range(20):
+            env.step(a)
+        frame, _ = _best(env.render)
+        canvases = []
+        draw = FigureCanvasAgg.draw
+
+        def keep(canvas, draw=draw, canvases=canvases):
+            canvases.append(canvas)
+            return draw(canvas)
+
+        FigureCanvasAgg.draw = keep
+        try:
+            env.render()
+        finally:
+            FigureCanvasAgg.draw = draw
+        redraw, _ = _best(canvases[-1].draw)
+        n = env.unwrapped.problem.n
+        scatter = ""
+        if n > render.SCATTER_MAX_POINTS and env.unwrapped.problem.points.shape[1] == 2:
+            limit = render.SCATTER_MAX_POINTS
+            render.SCATTER_MAX_POINTS = n
+            try:
+                scatter = f"{_best(env.render)[0] * 1e3:6.0f} ms"
+            finally:
+                render.SCATTER_MAX_POINTS = limit
+        print(f"{env_id:40s} {n:7d} {frame * 1e3:6.0f} ms {redraw * 1e3:6.0f} ms {scatter:>9s}")
 
 
 def _best(fn, repeat: int = 3) -> tuple[float, object]:
