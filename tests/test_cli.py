@@ -10,6 +10,7 @@ process runs in one: the console script's entry point, the exit status of
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -252,52 +253,37 @@ def test_ctrl_c_keeps_finished_cells_and_resumes(hbo_bench, tmp_path: Path) -> N
     assert f"{10 - done} cell(s) run, {done} already finished" in r.stdout
 
 
+def _loaded_in_a_fresh_interpreter(statements: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` are imported after ``statements`` run in a new interpreter."""
+    code = f"import sys\n{statements}\nprint([m for m in {modules!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return ast.literal_eval(out.stdout.strip())
+
+
 def test_the_parser_loads_no_command_package() -> None:
     """``hbo-bench``'s parser defines every subcommand itself, so ``hbo-bench --help``,
     ``list`` and a usage error load none of the packages behind the commands (the eager
-    ``hbo_envs.leaderboard``, the archive, the harness, pandas, scipy.stats): 1.43 -> 0.6
-    CPU-s. The commands still parse to their handlers."""
-    code = (
-        "import sys\n"
-        "from hbo_envs.cli import _parser\n"
-        "p = _parser()\n"
-        "heavy = ('pandas', 'scipy.stats', 'hbo_envs.leaderboard', 'hbo_envs.harness',\n"
-        "         'hbo_envs.harness.archive', 'data_scripts._common')\n"
-        "print([m for m in heavy if m in sys.modules])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout
+    ``hbo_envs.leaderboard``, the archive, the harness, pandas, scipy.stats, and, since the
+    ``data`` subcommand comes from the lazy ``data_scripts``, not its loaders either):
+    1.43 -> 0.6 CPU-s. The commands still parse to their handlers."""
+    heavy = ("pandas", "scipy.stats", "hbo_envs.leaderboard", "hbo_envs.harness")
+    heavy += ("hbo_envs.harness.archive", "hbo_envs.data.loaders", "data_scripts._common")
+    build = "from hbo_envs.cli import _parser; _parser()"
+    assert _loaded_in_a_fresh_interpreter(build, heavy) == []
     from hbo_envs.cli import _parser
 
     a = _parser().parse_args(["leaderboard", "verify", "x.json", "--memory-mb", "512"])
-    assert (a.command, a.lb_command, a.memory_mb, a.hidden_seeds) == (
-        "leaderboard",
-        "verify",
-        512,
-        4,
-    )
+    assert (a.lb_command, a.memory_mb, a.hidden_seeds) == ("verify", 512, 4)
     a = _parser().parse_args(["archive", "build", "--workers", "2", "--backend", "ray"])
     assert (a.archive_command, a.workers, a.backend, a.batch) == ("build", 2, "ray", 40)
 
 
-def test_the_harness_and_the_parser_import_no_data_loaders() -> None:
+def test_the_harness_imports_no_data_loaders() -> None:
     """``hbo_envs.data`` and ``data_scripts`` export lazily (PEP 562): importing the harness
-    (its runner asks only ``hbo_envs.data.require``) or building ``hbo-bench``'s parser (the
-    ``data`` subcommand) no longer loads the data loaders and statistics, and with them
-    scipy.stats (``import hbo_envs.harness``: 1.35 -> 0.87 CPU-s)."""
-    code = (
-        "import sys\n"
-        "import hbo_envs.harness\n"
-        "harness = [m for m in ('scipy.stats', 'hbo_envs.data.loaders', 'hbo_envs.data.stats')\n"
-        "           if m in sys.modules]\n"
-        "from hbo_envs.cli import _parser\n"
-        "_parser()\n"
-        "parser = [m for m in ('hbo_envs.data.loaders', 'data_scripts._common')\n"
-        "          if m in sys.modules]\n"
-        "print(harness, parser)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] []", out.stdout
+    (its runner asks only ``hbo_envs.data.require``) no longer loads the data loaders and
+    statistics, and with them scipy.stats (``import hbo_envs.harness``: 1.35 -> 0.87 CPU-s)."""
+    loaders = ("scipy.stats", "hbo_envs.data.loaders", "hbo_envs.data.stats")
+    assert _loaded_in_a_fresh_interpreter("import hbo_envs.harness", loaders) == []
     # and the lazy names still resolve where they are used
     from data_scripts import FetchError
     from hbo_envs.data import DATASETS, ks_gaussian
@@ -305,8 +291,6 @@ def test_the_harness_and_the_parser_import_no_data_loaders() -> None:
     assert FetchError.__module__ == "data_scripts._common" and "stocks29" in DATASETS
     assert ks_gaussian.__module__ == "hbo_envs.data.stats"
     # the names type checkers see (the TYPE_CHECKING imports) are the lazy exports
-    import ast
-
     import hbo_envs.data as data
 
     tree = ast.parse(Path(data.__file__).read_text())
