@@ -166,3 +166,4 @@ def test_docs_scale_page_examples_run(capsys):
     assert "played" in out and "True (2, 2)" in out and "(20000, 1) [1. 1. 1.]" in out
     assert "n=300000 needs an estimated 720.0 GB" in out
     assert "[ 0.66666667  0.08333333 -0.5       ]" in out
+    assert "[1, 2]" in out  # set_statistics: an arm without data leaves the played set
