@@ -452,6 +452,21 @@ def test_set_statistics_refuses_bad_statistics_and_a_batched_engine():
         eng.set_statistics(np.ones(2), np.ones(3))
     with pytest.raises(ValueError, match="0 where precision is 0"):
         eng.set_statistics(np.array([1.0, 0.0, 0.0]), np.ones(3))
+    # a played set that would not fit is refused before the engine changes
+    from hbo_envs.memory import MemoryLimitError
+
+    played = GPPosteriorEngine(K, 1.0, representation="played", max_arms=1)
+    played.set_statistics(np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.0, 0.0]))
+    before = (played.mean.copy(), played.variance().copy(), played.precision.copy(), played.t)
+
+    def refuse(cap: int) -> None:
+        raise MemoryLimitError("GPPosteriorEngine: max_arms too large")
+
+    played._check_played_memory = refuse
+    with pytest.raises(MemoryLimitError):
+        played.set_statistics(np.ones(3), np.zeros(3))
+    after = (played.mean, played.variance(), played.precision, played.t)
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
     from agents.gp.engine import EngineBatch
 
     engines = [GPPosteriorEngine(K, 1.0), GPPosteriorEngine(K, 1.0)]

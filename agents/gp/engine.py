@@ -701,28 +701,20 @@ class GPPosteriorEngine:
                     f"{owner}: counts must be integers of shape ({n},), positive exactly "
                     "where precision is."
                 )
+        S = np.flatnonzero(prec > 0)
+        if self.representation == "played":  # refused before anything changes
+            cap = self._G.shape[1]
+            while cap < S.size:
+                cap = min(n, 2 * cap)  # as _grow, which checks each size again
+            if cap > self._G.shape[1]:
+                self._check_played_memory(cap)
         self.precision[:] = prec
         self.sums[:] = tot
         self.counts[:] = cnt
         self.t = int(cnt.sum())
-        S = np.flatnonzero(prec > 0)
         if self.representation == "played":
             self._hold_columns(S)
-        if S.size:
-            self.refresh()
-            return
-        # no data: the prior
-        self.mean = np.zeros((n, self.r), order="F")
-        self.info_gain = 0.0
-        if self.representation == "arms":
-            self.cov = np.array(self.K, order="F", copy=True)
-        else:
-            self._var = self._kdiag.copy()
-            self._pending_lambda = None
-            self._kcol = None
-            self._last_column = None
-        self._since_refresh = 0
-        self._std = None
+        self.refresh()  # no data (S empty): the prior
 
     def _hold_columns(self, S: np.ndarray) -> None:
         """``"played"``: make the held arms exactly ``S`` (arms with ``precision > 0``):
