@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DPI", "FIGSIZE", "HEATMAP_BINS", "SCATTER_MAX_POINTS", "render_ansi", "render_rgb"]
+__all__ = [
+    "DPI",
+    "FIGSIZE",
+    "HEATMAP_BINS",
+    "SCATTER_MAX_POINTS",
+    "binned_mean",
+    "render_ansi",
+    "render_rgb",
+]
 
 FIGSIZE = (6.4, 4.0)
 """Figure size in inches of the ``"rgb_array"`` picture."""
