@@ -36,8 +36,9 @@ ANSI_ROWS = 20
 """How many of the last rounds the ``"ansi"`` text lists."""
 SCATTER_MAX_POINTS = 20_000
 """Up to this many 2-D points the heat map draws every point as a marker; beyond, it draws
-the mean of ``f`` over the points in each cell of a :data:`HEATMAP_BINS` grid (a marker per
-point costs ~5 us in Agg: 0.5 s a frame at ``10^5`` arms, and they cover each other anyway)."""
+the mean of ``f`` over the points in each cell of a :data:`HEATMAP_BINS` grid: Agg pays for
+every marker, though at that density they cover each other (``benchmarks/bench_envs.py``
+prints both pictures' frame cost at ``10^5`` arms)."""
 HEATMAP_BINS = 160
 """Cells per axis of the binned heat map (about 3 pixels each)."""
 
