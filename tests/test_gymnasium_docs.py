@@ -49,3 +49,13 @@ def test_render_example_draws_the_docs_picture(tmp_path: Path) -> None:
     assert fresh.shape == committed.shape
     # same picture up to font rendering of another matplotlib/freetype build
     assert np.mean(np.abs(fresh[..., :3] - committed[..., :3]) > 0.1) < 0.02
+
+
+def test_the_render_constants_on_the_page_are_the_code_s() -> None:
+    from hbo_envs.envs import render
+
+    text = " ".join(PAGE.read_text().split())
+    assert f"`hbo_envs.envs.render.BAND_REACH` = {render.BAND_REACH:g}" in text
+    assert f"SCATTER_MAX_POINTS` = {render.SCATTER_MAX_POINTS:,}".replace(",", " ") in text
+    n = render.HEATMAP_BINS
+    assert f"{n} × {n} grid" in text

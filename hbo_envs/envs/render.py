@@ -14,6 +14,8 @@ round  arm  x                     reward     regret  corruption used
 
 from __future__ import annotations
 
+import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 __all__ = [
     "DPI",
     "FIGSIZE",
+    "BAND_REACH",
     "HEATMAP_BINS",
     "SCATTER_MAX_POINTS",
     "binned_mean",
@@ -41,6 +44,10 @@ every marker, though at that density they cover each other (``benchmarks/bench_e
 prints both pictures' frame cost at ``10^5`` arms)."""
 HEATMAP_BINS = 160
 """Cells per axis of the binned heat map (about 3 pixels each)."""
+BAND_REACH = 1.5
+"""How far beyond ``f``'s range the ``f(x)`` axis follows an attached agent's band, in
+spans of ``f`` (a wide band early in a run would otherwise shrink ``f`` to a line; the band
+is clipped there)."""
 
 
 def _fmt_x(x: np.ndarray) -> str:
@@ -105,6 +112,230 @@ def binned_mean(
     return M, (rng[0][0], rng[0][1], rng[1][0], rng[1][1])
 
 
+def _nice_up(v: float) -> float:
+    """The smallest of ``1, 2, 5 x 10^k`` at or above ``v > 0``."""
+    k = 10.0 ** math.floor(math.log10(v))
+    return next(m * k for m in (1.0, 2.0, 5.0, 10.0) if m * k >= v * (1 - 1e-12))
+
+
+def _nice_range(lo: float, hi: float) -> tuple[float, float]:
+    """``[lo, hi]`` widened by 5 % a side and snapped outward to a grid of ``step`` =
+    half the decade of its span: limits that stay put while the data move within a step,
+    so a reused figure keeps its ticks and layout (:class:`_Picture`)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = -1.0, 1.0
+    lo, hi = max(lo, -1e300), min(hi, 1e300)  # a span that stays finite
+    span = hi - lo
+    if span <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
+        span = max(abs(hi), 1.0)
+        lo, hi = lo - span / 2, hi + span / 2
+    pad = 0.05 * span
+    step = 10.0 ** math.floor(math.log10(span + 2 * pad)) / 2
+    return math.floor((lo - pad) / step) * step, math.ceil((hi + pad) / step) * step
+
+
+def _band_polygon(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The closed outline of the region between ``lo`` and ``hi`` over ``x``."""
+    return np.concatenate([np.column_stack([x, hi]), np.column_stack([x[::-1], lo[::-1]])])
+
+
+_SUBPLOTPARS = ("left", "right", "bottom", "top", "wspace", "hspace")
+
+#: Legend corners tried, in order of preference, and the share of the axes each covers.
+_CORNERS = (("upper right", 1.0, 1.0), ("upper left", 0.0, 1.0), ("lower right", 1.0, 0.0),
+            ("lower left", 0.0, 0.0))  # fmt: skip
+_LEGEND_BOX = (0.32, 0.3)
+
+
+def _legend_corner(xy: list[tuple[np.ndarray, np.ndarray]], xlim, ylim) -> str:
+    """The corner of the axes whose ``_LEGEND_BOX`` holds the fewest of the points ``xy``
+    (ties: the first of :data:`_CORNERS`): what ``loc="best"`` does, at the cost of a count
+    instead of a search over every vertex of every line at each draw."""
+    best, fewest = _CORNERS[0][0], None
+    w, h = _LEGEND_BOX
+    for name, cx, cy in _CORNERS:
+        inside = 0
+        for x, y in xy:
+            u = (x - xlim[0]) / (xlim[1] - xlim[0])
+            v = (y - ylim[0]) / (ylim[1] - ylim[0])
+            inside += int(np.count_nonzero((np.abs(u - cx) <= w) & (np.abs(v - cy) <= h)))
+        if fewest is None or inside < fewest:
+            best, fewest = name, inside
+    return best
+
+
+class _Picture:
+    """One env's ``rgb_array`` figure, kept between the frames of an episode (``render_rgb``).
+
+    Two layers. The static one, drawn once and kept as pixels, holds what the state does not
+    move: the axes with their ticks and labels, the heat map and its colour bar. The
+    dynamic one is drawn over it every frame: ``f``, the agent's band and estimate, the
+    played arms, the regret trace, the legend and the title. Axis limits are a function of
+    the state (``f``'s range and the agent's estimate, snapped outward by
+    :func:`_nice_range`; the regret trace to the next ``1, 2, 5 x 10^k`` by
+    :func:`_nice_up`), so they move in steps; only then is the figure laid out
+    (``tight_layout``) and the static layer drawn again. A frame is therefore the static
+    pixels plus a few artists, and a figure built afresh for the same state (after
+    ``deepcopy``, pickling or in another process) gives the same pixels: the picture depends
+    on the env's state, not on the frames drawn before.
+    """
+
+    def __init__(self, env: Any, key: tuple, band: tuple[np.ndarray, np.ndarray] | None) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.key = key
+        f = np.asarray(env.objective.values, dtype=float)
+        points = np.asarray(env.problem.points, dtype=float)
+        self.f, self.points, self.d = f, points, points.shape[1]
+        self.fig = fig = Figure(figsize=FIGSIZE, dpi=DPI)
+        self.canvas = FigureCanvasAgg(fig)
+        # tight_layout adjusts from the subplot parameters it finds, so it starts from these
+        # every time: the layout of given limits is then that of a new figure.
+        self.subplotpars = {k: getattr(fig.subplotpars, k) for k in _SUBPLOTPARS}
+        self.layout: tuple | None = None
+        self.background: Any = None
+        self.est = self.band = self.regret = self.legend = None
+        dynamic: list[Any] = []  # drawn every frame, in this order (the z-order of a draw)
+        if self.d == 2:
+            ax = fig.add_subplot(1, 1, 1)
+            if f.size <= SCATTER_MAX_POINTS:
+                sc = ax.scatter(points[:, 0], points[:, 1], c=f, s=18, marker="s", cmap="viridis")
+                fig.colorbar(sc, ax=ax, label="f(x)")
+            else:
+                M, extent = binned_mean(points, f, HEATMAP_BINS)
+                im = ax.imshow(
+                    np.ma.masked_invalid(M.T), origin="lower", extent=extent, aspect="auto",
+                    cmap="viridis", interpolation="nearest",
+                )  # fmt: skip
+                fig.colorbar(im, ax=ax, label=f"f(x), mean over each of {HEATMAP_BINS}^2 cells")
+            ax.autoscale_view()
+            ax.set_autoscale_on(False)  # the markers never move the heat map's limits
+            self.played = ax.plot([], [], "x", ms=4, color="tab:orange")[0]
+            ax.set_xlabel("x1")
+            ax.set_ylabel("x2")
+        else:
+            ax = fig.add_subplot(1, 1, 1) if self.d == 1 else fig.add_subplot(1, 2, 1)
+            if self.d == 1:
+                order = np.argsort(points[:, 0])
+                self.x = points[order, 0]
+                label, xlabel, ylabel = "f", "x", "f(x)"
+            else:
+                order = np.argsort(f)
+                self.rank = np.empty_like(order)
+                self.rank[order] = np.arange(f.size)
+                self.x = np.arange(f.size, dtype=float)
+                label, xlabel, ylabel = "f (arms by f)", f"arm, sorted by f (d = {self.d})", "f"
+            self.order, self.fx = order, f[order]
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            if band is not None:
+                self.band = ax.fill_between(self.x, self.fx, self.fx, color="tab:blue", alpha=0.2)
+                dynamic.append(self.band)
+            dynamic.append(ax.plot(self.x, self.fx, color="black", lw=1.5, label=label)[0])
+            if band is not None:
+                name = "agent estimate" if self.d == 1 else "estimate"
+                self.est = ax.plot(self.x, self.fx, color="tab:blue", lw=1, label=name)[0]
+                dynamic.append(self.est)
+            self.played = ax.plot([], [], "o", ms=3, color="tab:orange", label="played")[0]
+            ax.set_xlim(*self._x_margins(self.x))
+            ax.set_autoscale_on(False)
+            self.f_range = (float(f.min()), float(f.max()))
+            if self.d > 2:
+                ax2 = fig.add_subplot(1, 2, 2)
+                self.regret = ax2.plot([], [], color="tab:red")[0]
+                ax2.set_xlabel("round t")
+                ax2.set_ylabel("cumulative regret")
+                ax2.set_autoscale_on(False)
+                self.ax2 = ax2
+        dynamic.append(self.played)
+        self.last = ax.plot([], [], "o", ms=6, color="red")[0]
+        dynamic.append(self.last)
+        if self.d != 2:
+            self.legend = ax.legend(loc="upper right", fontsize=7)
+            dynamic.append(self.legend)
+        if self.regret is not None:
+            dynamic.append(self.regret)
+        self.title = fig.suptitle("", fontsize=9)
+        dynamic.append(self.title)
+        for artist in dynamic:
+            artist.set_animated(True)  # left out of canvas.draw(), the static layer
+        self.dynamic, self.ax = dynamic, ax
+
+    @staticmethod
+    def _x_margins(x: np.ndarray) -> tuple[float, float]:
+        lo, hi = float(x.min()), float(x.max())
+        pad = 0.05 * (hi - lo) if hi > lo else 0.5
+        return lo - pad, hi + pad
+
+    def frame(self, env: Any, band: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+        """The ``(H, W, 3)`` picture of the env's current state."""
+        trace = env._trace or []
+        played = np.fromiter((a for a, *_ in trace), dtype=np.int64, count=len(trace))
+        f, points, ax = self.f, self.points, self.ax
+        if self.d == 2:
+            self.played.set_data(points[played, 0], points[played, 1])
+            last = (points[played[-1:], 0], points[played[-1:], 1])
+        else:
+            xs = points[played, 0] if self.d == 1 else self.rank[played].astype(float)
+            self.played.set_data(xs, f[played])
+            last = (xs[-1:], f[played[-1:]])
+            lo, hi = self.f_range
+            shown = [(self.x, self.fx)]
+            if self.est is not None and band is not None:
+                est, w = (np.asarray(v, dtype=float)[self.order] for v in band)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    ends = np.concatenate([est, est - np.abs(w), est + np.abs(w)])
+                ends = ends[np.isfinite(ends)]
+                if ends.size:  # the band too, up to BAND_REACH spans of f beyond f's range
+                    reach = BAND_REACH * max(hi - lo, 1e-12 * max(abs(lo), abs(hi)), 1e-300)
+                    lo = max(min(lo, float(ends.min())), lo - reach)
+                    hi = min(max(hi, float(ends.max())), hi + reach)
+            ylim = _nice_range(lo, hi)
+            if self.est is not None and band is not None:
+                # Finite and within a span of the axes: the part beyond is clipped anyway,
+                # and Agg refuses paths with coordinates of ~1e300.
+                span = ylim[1] - ylim[0]
+                clip = (ylim[0] - span, ylim[1] + span)
+                est = np.clip(np.nan_to_num(est, nan=0.0), *clip)
+                w = np.nan_to_num(np.abs(w), nan=0.0, posinf=2 * span)
+                self.est.set_ydata(est)
+                self.band.set_verts(
+                    [_band_polygon(self.x, np.clip(est - w, *clip), np.clip(est + w, *clip))]
+                )
+                shown.append((self.x, est))
+            ax.set_ylim(*ylim)
+            shown.append((xs, f[played]))
+            self.legend.set_loc(_legend_corner(shown, ax.get_xlim(), ylim))
+            if self.regret is not None:
+                cum = np.cumsum(np.fromiter((r for _, _, r, _ in trace), dtype=float))
+                self.regret.set_data(np.arange(1, cum.size + 1), cum)
+                top = float(cum[-1]) if cum.size and np.isfinite(cum[-1]) else 0.0
+                self.ax2.set_xlim(0, _nice_up(max(cum.size, 1)))
+                self.ax2.set_ylim(0, _nice_up(max(top, 1e-3)))
+        self.last.set_data(*last)
+        self.title.set_text(f"{env.name}: round {len(trace)} of {env.horizon}")
+        layout = tuple(a.get_xlim() + a.get_ylim() for a in self.fig.axes)
+        if layout != self.layout or self.background is None:
+            # the tick labels changed: lay the figure out again, redraw the static layer
+            self.fig.subplots_adjust(**self.subplotpars)
+            self.fig.tight_layout()
+            self.canvas.draw()
+            self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+            self.layout = layout
+        else:
+            self.canvas.restore_region(self.background)
+        renderer = self.canvas.get_renderer()
+        for artist in self.dynamic:
+            artist.draw(renderer)
+        return np.asarray(self.canvas.buffer_rgba())[..., :3].copy()
+
+
+#: The figure of each env drawn in ``rgb_array`` mode, dropped with the env (weakly held,
+#: so pickling or copying an env never meets a figure).
+_PICTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def render_rgb(env: Any) -> np.ndarray:
     """The picture of ``f`` over the candidate set, the played arms and the agent's band.
 
@@ -113,75 +344,29 @@ def render_rgb(env: Any) -> np.ndarray:
     data sets): ``f`` by arm, arms sorted by ``f``, beside the cumulative regret trace.
     Played arms are marked (the last one in red); an attached agent's ``estimate ± width``
     is a shaded band (not drawn on the 2-D heat map, where it has no axis).
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    f = np.asarray(env.objective.values, dtype=float)
-    points = np.asarray(env.problem.points, dtype=float)
-    trace = env._trace or []
-    played = np.array([a for a, *_ in trace], dtype=int)
+    Axis limits follow the state in steps (``f``'s range and the agent's estimate, snapped
+    outward; the regret trace to the next ``1, 2, 5 x 10^k``), so the frames of a video
+    keep their scale, and the figure is kept between frames of an episode
+    (:class:`_Picture`): a frame costs one draw, not a new figure and its layout
+    (``benchmarks/bench_envs.py`` prints both). The pixels depend on the state only.
+    """
     band = _band(env)
-    d = points.shape[1]
-    fig = Figure(figsize=FIGSIZE, dpi=DPI)
-    canvas = FigureCanvasAgg(fig)
-    title = f"{env.name}: round {len(trace)} of {env.horizon}"
-    if d == 1:
-        ax = fig.add_subplot(1, 1, 1)
-        order = np.argsort(points[:, 0])
-        x = points[order, 0]
-        ax.plot(x, f[order], color="black", lw=1.5, label="f")
-        if band is not None:
-            est, w = band
-            ax.plot(x, est[order], color="tab:blue", lw=1, label="agent estimate")
-            ax.fill_between(x, (est - w)[order], (est + w)[order], color="tab:blue", alpha=0.2)
-        if played.size:
-            ax.plot(points[played, 0], f[played], "o", ms=3, color="tab:orange", label="played")
-            ax.plot(points[played[-1], 0], f[played[-1]], "o", ms=6, color="red")
-        ax.set_xlabel("x")
-        ax.set_ylabel("f(x)")
-        ax.legend(loc="best", fontsize=7)
-    elif d == 2:
-        ax = fig.add_subplot(1, 1, 1)
-        if f.size <= SCATTER_MAX_POINTS:
-            sc = ax.scatter(points[:, 0], points[:, 1], c=f, s=18, marker="s", cmap="viridis")
-            fig.colorbar(sc, ax=ax, label="f(x)")
-        else:
-            M, extent = binned_mean(points, f, HEATMAP_BINS)
-            im = ax.imshow(
-                np.ma.masked_invalid(M.T), origin="lower", extent=extent, aspect="auto",
-                cmap="viridis", interpolation="nearest",
-            )  # fmt: skip
-            fig.colorbar(im, ax=ax, label=f"f(x), mean over each of {HEATMAP_BINS}^2 cells")
-        if played.size:
-            ax.plot(points[played, 0], points[played, 1], "x", ms=4, color="tab:orange")
-            ax.plot(points[played[-1], 0], points[played[-1], 1], "o", ms=6, color="red")
-        ax.set_xlabel("x1")
-        ax.set_ylabel("x2")
-    else:
-        ax = fig.add_subplot(1, 2, 1)
-        order = np.argsort(f)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(f.size)
-        ax.plot(np.arange(f.size), f[order], color="black", lw=1.5, label="f (arms by f)")
-        if band is not None:
-            est, w = band
-            ax.fill_between(
-                np.arange(f.size), (est - w)[order], (est + w)[order], color="tab:blue", alpha=0.2
-            )
-            ax.plot(np.arange(f.size), est[order], color="tab:blue", lw=1, label="estimate")
-        if played.size:
-            ax.plot(rank[played], f[played], "o", ms=3, color="tab:orange", label="played")
-            ax.plot(rank[played[-1]], f[played[-1]], "o", ms=6, color="red")
-        ax.set_xlabel(f"arm, sorted by f (d = {d})")
-        ax.set_ylabel("f")
-        ax.legend(loc="best", fontsize=7)
-        ax2 = fig.add_subplot(1, 2, 2)
-        regret = np.array([r for _, _, r, _ in trace], dtype=float)
-        ax2.plot(np.arange(1, regret.size + 1), np.cumsum(regret), color="tab:red")
-        ax2.set_xlabel("round t")
-        ax2.set_ylabel("cumulative regret")
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    canvas.draw()
-    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    key = (
+        env.objective,
+        getattr(env, "agent", None),
+        band is None,
+        FIGSIZE,
+        DPI,
+        SCATTER_MAX_POINTS,
+        HEATMAP_BINS,
+    )
+    pic = _PICTURES.get(env)
+    # the same objective and agent objects (a reset that redraws f makes a new one)
+    if (
+        pic is None
+        or not (pic.key[0] is key[0] and pic.key[1] is key[1])
+        or (pic.key[2:] != key[2:])
+    ):
+        pic = _PICTURES[env] = _Picture(env, key, band)
+    return pic.frame(env, band)
