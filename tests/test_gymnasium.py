@@ -222,6 +222,17 @@ def test_kept_figure_is_rebuilt_for_a_new_objective_and_goes_with_the_env() -> N
     assert np.array_equal(env.render(), _new_figure_frame(u))
     assert not np.array_equal(env.render(), first)
     assert b"matplotlib" not in pickle.dumps(u)
+    # the same f after a reset (no redraw): the kept figure forgets the last episode's rounds
+    same = gym.make("hbo/HS-Hartmann6-Clipping-v0", horizon=9, render_mode="rgb_array")
+    same.reset(seed=0)
+    for a in (5, 6, 7, 5):
+        same.step(a)
+    same.render()
+    kept = render._PICTURES[same.unwrapped]
+    same.reset(seed=0)
+    same.step(1)
+    assert np.array_equal(same.render(), _new_figure_frame(same.unwrapped))
+    assert render._PICTURES[same.unwrapped] is kept and kept.arms == [1]
     held = len(render._PICTURES)
     del env, u
     gc.collect()

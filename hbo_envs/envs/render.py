@@ -195,6 +195,8 @@ class _Picture:
         self.subplotpars = {k: getattr(fig.subplotpars, k) for k in _SUBPLOTPARS}
         self.layout: tuple | None = None
         self.background: Any = None
+        self.trace: list | None = None  # the env's trace list read so far (_read_trace)
+        self.seen = 0
         self.est = self.band = self.regret = self.legend = None
         dynamic: list[Any] = []  # drawn every frame, in this order (the z-order of a draw)
         if self.d == 2:
@@ -268,10 +270,30 @@ class _Picture:
         pad = 0.05 * (hi - lo) if hi > lo else 0.5
         return lo - pad, hi + pad
 
+    def _read_trace(self, trace: list) -> tuple[np.ndarray, np.ndarray]:
+        """The arms played so far, each once in the order first played, and the cumulative
+        regret, brought up to date with the rounds since the last frame (all of them after
+        a reset): a frame costs O(new rounds + distinct arms), not O(t), in Python. One
+        marker per arm: a replayed arm's marker would be drawn on itself."""
+        if trace is not self.trace or len(trace) < self.seen:
+            self.trace, self.seen, self.cum_total = trace, 0, 0.0
+            self.is_played = np.zeros(self.f.size, dtype=bool)
+            self.arms, self.cum = [], []
+        for a, _, regret, _ in trace[self.seen :]:
+            if not self.is_played[a]:
+                self.is_played[a] = True
+                self.arms.append(a)
+            self.cum_total += regret
+            self.cum.append(self.cum_total)
+        self.seen = len(trace)
+        return np.array(self.arms, dtype=np.int64), np.array(self.cum, dtype=float)
+
     def frame(self, env: Any, band: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
         """The ``(H, W, 3)`` picture of the env's current state."""
         trace = env._trace or []
-        played = np.fromiter((a for a, *_ in trace), dtype=np.int64, count=len(trace))
+        played, cum = self._read_trace(trace)
+        if trace:  # the last arm played, drawn in red
+            played = np.append(played[played != trace[-1][0]], trace[-1][0])
         f, points, ax = self.f, self.points, self.ax
         if self.d == 2:
             self.played.set_data(points[played, 0], points[played, 1])
@@ -308,7 +330,6 @@ class _Picture:
             shown.append((xs, f[played]))
             self.legend.set_loc(_legend_corner(shown, ax.get_xlim(), ylim))
             if self.regret is not None:
-                cum = np.cumsum(np.fromiter((r for _, _, r, _ in trace), dtype=float))
                 self.regret.set_data(np.arange(1, cum.size + 1), cum)
                 top = float(cum[-1]) if cum.size and np.isfinite(cum[-1]) else 0.0
                 self.ax2.set_xlim(0, _nice_up(max(cum.size, 1)))
