@@ -272,21 +272,25 @@ class _Picture:
 
     def _read_trace(self, trace: list) -> tuple[np.ndarray, np.ndarray]:
         """The arms played so far, each once in the order first played, and the cumulative
-        regret, brought up to date with the rounds since the last frame (all of them after
-        a reset): a frame costs O(new rounds + distinct arms), not O(t), in Python. One
-        marker per arm: a replayed arm's marker would be drawn on itself."""
+        regret (a view of a buffer grown by doubling), brought up to date with the rounds
+        since the last frame (all of them after a reset): O(new rounds + distinct arms) a
+        frame, not O(t). One marker per arm: a replayed arm's marker would be drawn on
+        itself. (Agg still draws the regret trace's t vertices.)"""
         if trace is not self.trace or len(trace) < self.seen:
             self.trace, self.seen, self.cum_total = trace, 0, 0.0
             self.is_played = np.zeros(self.f.size, dtype=bool)
-            self.arms, self.cum = [], []
-        for a, _, regret, _ in trace[self.seen :]:
+            self.arms: list[int] = []
+            self.cum = np.empty(64)
+        if len(trace) > self.cum.size:
+            self.cum = np.concatenate([self.cum, np.empty(max(len(trace), 2 * self.cum.size))])
+        for t, (a, _, regret, _) in enumerate(trace[self.seen :], self.seen):
             if not self.is_played[a]:
                 self.is_played[a] = True
                 self.arms.append(a)
             self.cum_total += regret
-            self.cum.append(self.cum_total)
+            self.cum[t] = self.cum_total
         self.seen = len(trace)
-        return np.array(self.arms, dtype=np.int64), np.array(self.cum, dtype=float)
+        return np.array(self.arms, dtype=np.int64), self.cum[: self.seen]
 
     def frame(self, env: Any, band: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
         """The ``(H, W, 3)`` picture of the env's current state."""
