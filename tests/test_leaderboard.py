@@ -806,6 +806,77 @@ def test_attack_strict_schema(
     assert main(["leaderboard", "--root", str(board["root"]), "validate", str(f)]) == 1
 
 
+# Edits of one result's checkpoint arrays: (array, index, new value, the schema rejects it);
+# index None empties the array. Each puts a value in front of the fast ``items`` path that it
+# must leave to jsonschema, or (NaN) a value whose comparison with the minimum is false.
+_CHECKPOINT_EDITS = [
+    ("t", 3, 2.0, True), ("t", 0, 0, True), ("t", 1, True, True), ("t", 2, -5, True),
+    ("t", 4, "7", True), ("t", 0, None, True), ("t", 5, [3], True), ("t", 1, 10**30, False),
+    ("regret", 2, True, True), ("regret", 0, "1.5", True), ("regret", 1, None, True),
+    ("regret", 3, {"v": 1}, True), ("regret", 0, float("nan"), False),
+    ("regret", 2, -1.0, False), ("regret", 4, 10**30, False), ("t", None, None, True),
+    ("regret", None, None, True),
+]  # fmt: skip
+
+
+def test_schema_fast_path_for_number_arrays_reports_what_jsonschema_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """validate's ``items`` fast path (arrays of numbers accepted by a plain Python check)
+    yields exactly the errors, paths and messages of the standard draft 2020-12 ``items``
+    on every edit of a checkpoint array, several edits at once included, and is taken on
+    a genuine submission (far fewer jsonschema descents than values)."""
+    import jsonschema
+
+    from hbo_envs.leaderboard.submission import SUBMISSION_SCHEMA, _validator_class
+
+    fast_cls = _validator_class()
+    plain_cls = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator, type_checker=fast_cls.TYPE_CHECKER
+    )
+    fast, plain = fast_cls(SUBMISSION_SCHEMA), plain_cls(SUBMISSION_SCHEMA)
+
+    def errors(v: Any, doc: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+        return sorted((tuple(e.absolute_path), e.message) for e in v.iter_errors(doc))
+
+    genuine = load_submission(BOARDS / "heavy-tailed-v0" / "submissions" / "baseline-gp-ucb.json")
+    n_values = sum(len(r["checkpoints"]["t"]) * 2 for r in genuine["results"])
+    descents: dict[str, int] = {"fast": 0, "plain": 0}
+    with monkeypatch.context() as m:
+        for name, cls in (("fast", fast_cls), ("plain", plain_cls)):
+
+            def counted(self: Any, *a: Any, _name: str = name, _std: Any = cls.descend, **k: Any):
+                descents[_name] += 1
+                return _std(self, *a, **k)
+
+            m.setattr(cls, "descend", counted)
+        assert errors(fast, genuine) == errors(plain, genuine) == []
+    # one descent per checkpoint value saved, every other descent the same
+    assert n_values > 1000 and descents["fast"] == descents["plain"] - n_values, descents
+
+    rng = np.random.default_rng(0)
+    for k, (arr, i, value, rejected) in enumerate(_CHECKPOINT_EDITS):
+        doc = copy.deepcopy(genuine)
+        cps = doc["results"][k % len(doc["results"])]["checkpoints"]
+        if i is None:
+            cps[arr] = []
+        else:
+            cps[arr][i] = value
+        want = errors(plain, doc)
+        assert bool(want) == rejected, (arr, i, value, want)
+        assert errors(fast, doc) == want, (arr, i, value)
+    for _ in range(20):  # several edits in several results at once
+        doc = copy.deepcopy(genuine)
+        for j in rng.choice(len(_CHECKPOINT_EDITS), 4, replace=False):
+            arr, i, value, _ = _CHECKPOINT_EDITS[j]
+            cps = doc["results"][int(rng.integers(len(doc["results"])))]["checkpoints"]
+            if i is None:
+                cps[arr] = []
+            else:
+                cps[arr][i] = value
+        assert errors(fast, doc) == errors(plain, doc)
+
+
 @BOARD
 def test_attack_duplicate_and_spoofed_display_names(board: dict[str, Any], tmp_path: Path) -> None:
     suite, folder = _copy_board(board, tmp_path)
