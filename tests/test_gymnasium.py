@@ -142,8 +142,13 @@ def test_render_draws_an_attached_agents_band() -> None:
     u.attach_agent(agent)
     with_band = env.render()
     assert not np.array_equal(plain, with_band)
+    from hbo_envs.envs.render import _PICTURES
+
+    legend = [t.get_text() for t in _PICTURES[u].legend.get_texts()]
+    assert legend == ["f", "agent estimate", "estimate ± width", "played"]  # the band named
     u.attach_agent(None)
     assert np.array_equal(env.render(), plain)
+    assert [t.get_text() for t in _PICTURES[u].legend.get_texts()] == ["f", "played"]
     with pytest.raises(ValueError, match="'agent' parameter"):
         u.attach_agent(3)
 

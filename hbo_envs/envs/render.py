@@ -232,14 +232,19 @@ class _Picture:
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             if band is not None:
-                self.band = ax.fill_between(self.x, self.fx, self.fx, color="tab:blue", alpha=0.2)
+                self.band = ax.fill_between(
+                    self.x, self.fx, self.fx, color="tab:blue", alpha=0.2, label="estimate ± width"
+                )
                 dynamic.append(self.band)
             dynamic.append(ax.plot(self.x, self.fx, color="black", lw=1.5, label=label)[0])
+            keys = [dynamic[-1]]  # the legend's entries, in this order
             if band is not None:
                 name = "agent estimate" if self.d == 1 else "estimate"
                 self.est = ax.plot(self.x, self.fx, color="tab:blue", lw=1, label=name)[0]
                 dynamic.append(self.est)
+                keys += [self.est, self.band]
             self.played = ax.plot([], [], "o", ms=3, color="tab:orange", label="played")[0]
+            keys.append(self.played)
             ax.set_xlim(*self._x_margins(self.x))
             ax.set_autoscale_on(False)
             self.f_range = (float(f.min()), float(f.max()))
@@ -254,7 +259,7 @@ class _Picture:
         self.last = ax.plot([], [], "o", ms=6, color="red")[0]
         dynamic.append(self.last)
         if self.d != 2:
-            self.legend = ax.legend(loc="upper right", fontsize=7)
+            self.legend = ax.legend(handles=keys, loc="upper right", fontsize=7)
             dynamic.append(self.legend)
         if self.regret is not None:
             dynamic.append(self.regret)
