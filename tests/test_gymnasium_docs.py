@@ -59,3 +59,9 @@ def test_the_render_constants_on_the_page_are_the_code_s() -> None:
     assert f"SCATTER_MAX_POINTS` = {render.SCATTER_MAX_POINTS:,}".replace(",", " ") in text
     n = render.HEATMAP_BINS
     assert f"{n} × {n} grid" in text
+    # the RecordVideo trial's frame rate is the env's
+    from hbo_envs.envs.base import GPBanditEnv
+
+    assert (
+        f"{GPBanditEnv.metadata['render_fps']} frames per second (the env's `render_fps`)" in text
+    )
