@@ -115,3 +115,45 @@ def test_readme_python_examples_run() -> None:
 def test_docs_python_examples_run(page: str) -> None:
     for code in _python_blocks(DOCS / page):
         exec(compile(code, page, "exec"), {"__name__": "docs_example"})
+
+
+#: A time measured on some machine, as prose would quote it: "0.44 ms", "120 µs", "1.9 CPU-s",
+#: "2.3 s a round", "8.8 s in all". Configured limits ("default 3600 s per process") and
+#: memory sizes are constants of the code, not measurements, and are not matched.
+_MEASURED_TIME = re.compile(
+    r"\d[\d.,]*\s?(?:µs|us|ms|CPU-s)\b"
+    r"|\d[\d.,]*\s?s (?:a|per) (?:round|run|cell)\b"
+    r"|\d[\d.,]*\s?s (?:in all|of compute)\b"
+)
+_GENERATED = re.compile(r"<!-- ([\w:-]+):begin -->.*?<!-- \1:end -->", flags=re.S)
+
+
+def _typed_timings(text: str) -> list[str]:
+    """The measured times in ``text`` outside its generated ``<!-- NAME:begin/end -->`` blocks."""
+    return [m.group(0) for m in _MEASURED_TIME.finditer(_GENERATED.sub("", text))]
+
+
+def test_no_measured_time_is_typed_into_the_prose() -> None:
+    """A timing in the README or docs comes from the archive (a generated block) or is left
+    to the benchmark that prints it; one typed into prose goes stale unseen."""
+    # the rule catches what it is for (the phrasing docs/robust.md and docs/gymnasium.md
+    # once had), and leaves generated blocks and configured limits alone
+    assert _typed_timings("5000 arms, 10.3 → 5.3 ms a round; 100 arms, 0.44 → 0.39 ms") == [
+        "5.3 ms",
+        "0.39 ms",
+    ]
+    assert _typed_timings("one `.mp4` at 4 frames per second, 8.8 s in all.") == ["8.8 s in all"]
+    assert (
+        _typed_timings(
+            "<!-- archive:timing:begin -->\n211 s of compute\n<!-- archive:timing:end -->"
+        )
+        == []
+    )
+    assert _typed_timings("(`--time-limit`, default 3600 s per process)") == []
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    found = {
+        str(p.relative_to(ROOT)): t for p in pages if (t := _typed_timings(p.read_text("utf-8")))
+    }
+    assert not found, (
+        f"measured times typed into prose (generate them or cite the benchmark): {found}"
+    )
