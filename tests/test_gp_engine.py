@@ -262,6 +262,69 @@ def test_played_set_refresh_and_long_run_stay_exact():
     assert b.info_gain == pytest.approx(a.info_gain, rel=1e-9)
 
 
+def _exact_mean(K, lam, precision, sums):
+    """``K[:, S] A^{-1} (sums_S / precision_S)``, ``A = K_SS + lam diag(1 / precision_S)``,
+    solved with three steps of iterative refinement on extended-precision residuals, so
+    it is accurate far below the engines' rounding even when ``A`` is ill-conditioned."""
+    S = np.flatnonzero(precision)
+    A = K[np.ix_(S, S)] + np.diag(lam / precision[S])
+    b = sums[S] / precision[S][:, None]
+    w = np.linalg.solve(A, b)
+    Ae, be = A.astype(np.longdouble), b.astype(np.longdouble)
+    for _ in range(3):
+        w = w + np.linalg.solve(A, (be - Ae @ w.astype(np.longdouble)).astype(float))
+    return (K[:, S].astype(np.longdouble) @ w.astype(np.longdouble)).astype(float)
+
+
+def test_played_set_is_as_accurate_as_arm_space_at_small_lambda():
+    """lambda = 1e-6, 3000 rounds of mostly repeated plays: every play at a hot arm is a
+    downdate of the factor of an ill-conditioned K_SS + Lambda (Lambda_ii = lambda / n_i).
+    The played-set means stay as close to the exact posterior as the arm-space engine's,
+    because the factor is refactored and the means re-derived every PLAYED_RESTORE_EVERY
+    downdates (without it the downdates' rounding builds up to 3e-6 of max |mean| here,
+    250 times the arm-space error)."""
+    from agents.gp.engine import PLAYED_RESTORE_EVERY
+
+    rng = np.random.default_rng(1)
+    n, lam, T = 40, 1e-6, 3000
+    K = SquaredExponential(0.2)(rng.uniform(size=(n, 1)))
+    a = GPPosteriorEngine(K, lam=lam, n_outputs=2, representation="arms")
+    b = GPPosteriorEngine(K, lam=lam, n_outputs=2, representation="played")
+    hot = rng.integers(0, n, size=5)
+    for _ in range(T):
+        arm = int(hot[rng.integers(5)]) if rng.random() < 0.8 else int(rng.integers(n))
+        y = rng.standard_t(2.5, size=2)
+        a.observe(arm, y)
+        b.observe(arm, y)
+    assert b._downdates < PLAYED_RESTORE_EVERY and b.refactorizations == 0
+    exact = _exact_mean(K, lam, b.precision, b.sums)
+    scale = np.abs(exact).max()
+    err_arms = np.abs(a.mean - exact).max() / scale
+    err_played = np.abs(b.mean - exact).max() / scale
+    assert err_arms < 1e-7  # what the arm-space engine achieves on this problem
+    assert err_played < 10 * err_arms, (err_played, err_arms)
+    np.testing.assert_allclose(b.variance(), a.variance(), rtol=0, atol=1e-10)
+
+
+def test_restore_re_derives_the_mean_and_changes_nothing_else():
+    """_restore at lambda = 1: the factor and the means from the statistics, equal to
+    the incremental state to rounding; counts, t and the information gain untouched."""
+    rng = np.random.default_rng(7)
+    K = Matern(0.3, 1.5)(rng.uniform(size=(30, 2)))
+    eng = GPPosteriorEngine(K, lam=1.0, representation="played", refresh_every=0)
+    for _ in range(40):  # fewer downdates than PLAYED_RESTORE_EVERY: no restore yet
+        eng.observe(int(rng.integers(8)), float(rng.normal()))
+    assert 0 < eng._downdates
+    before = (eng.mean.copy(), eng.variance().copy(), eng.info_gain, eng.t, eng.counts.copy())
+    L = eng._L[: eng.m, : eng.m].copy()
+    eng._restore()
+    assert eng._downdates == 0 and eng.refactorizations == 0  # not counted as a fallback
+    np.testing.assert_allclose(eng._L[: eng.m, : eng.m], L, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(eng.mean, before[0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(eng.variance(), before[1])
+    assert (eng.info_gain, eng.t) == before[2:4] and np.array_equal(eng.counts, before[4])
+
+
 def test_auto_representation_is_chosen_by_n():
     from agents.gp.engine import ARM_SPACE_MAX_N
 
