@@ -210,6 +210,60 @@ def test_the_kept_figure_draws_what_a_new_figure_draws(env_id: str, kw: dict) ->
         assert len(layouts) >= 2, layouts
 
 
+def test_thinning_keeps_each_columns_first_and_last_round() -> None:
+    """_thin_monotone over random non-decreasing traces: at most two points a column, the
+    first and last round always, and in every column of the axis the thinned line spans
+    exactly the values the full trace spans there (its first and last, as it never falls)."""
+    from hbo_envs.envs.render import _nice_up, _thin_monotone
+
+    rng = np.random.default_rng(0)
+    for n, cols in [(7, 4), (9, 4), (1000, 16), (5000, 64), (123_457, 1024)]:
+        y = np.cumsum(rng.exponential(size=n) * (rng.random(n) < 0.3))
+        xmax = _nice_up(n)
+        keep = _thin_monotone(n, xmax, columns=cols)
+        assert keep[0] == 0 and keep[-1] == n - 1 and np.all(np.diff(keep) > 0)
+        if n <= 2 * cols:
+            assert keep.size == n
+            continue
+        assert keep.size <= 2 * cols
+        col = np.ceil(np.arange(1, n + 1) * cols / xmax) - 1  # column of round x = 1..n
+        for c in np.unique(col):
+            full, thin = y[col == c], y[keep][col[keep] == c]
+            assert thin.size in (1, 2) and (thin.min(), thin.max()) == (full.min(), full.max())
+
+
+def test_long_episodes_draw_the_regret_trace_thinned() -> None:
+    """At round 3000 of a 3-D env the regret line holds at most 2 TRACE_COLUMNS points
+    from the first round to the last, and the frame equals the one drawn through every
+    round except for anti-aliasing at the line's edges, inside the regret panel."""
+    from hbo_envs.envs import render
+
+    env = gym.make("hbo/GPBandit-v0", horizon=3000, render_mode="rgb_array", **_RKHS3D)
+    u = env.unwrapped
+    env.reset(seed=2)
+    for a in _actions(u.problem.n, 3000):
+        env.step(a)
+    frame = env.render()
+    pic = render._PICTURES[u]
+    x, y = pic.regret.get_data()
+    cum = np.cumsum([r for _, _, r, _ in u._trace])
+    assert x.size <= 2 * render.TRACE_COLUMNS and (x[0], x[-1]) == (1, 3000)
+    np.testing.assert_array_equal(y, cum[x.astype(int) - 1])
+    pic.regret.set_data(np.arange(1, 3001), cum)  # every round, as before the thinning
+    canvas = pic.canvas
+    canvas.restore_region(pic.background)
+    for artist in pic.dynamic:
+        artist.draw(canvas.get_renderer())
+    full = np.asarray(canvas.buffer_rgba())[..., :3]
+    rows, cols = np.nonzero(np.any(full != frame, axis=2))
+    h, w = frame.shape[:2]
+    assert rows.size < 0.01 * h * w  # a few hundred pixels of 256 000 at the line's edges
+    if rows.size:
+        box = pic.ax2.get_window_extent()  # display coordinates: y from the bottom
+        assert box.x0 - 2 <= cols.min() and cols.max() <= box.x1 + 2
+        assert h - box.y1 - 2 <= rows.min() and rows.max() <= h - box.y0 + 2
+
+
 def test_kept_figure_is_rebuilt_for_a_new_objective_and_goes_with_the_env() -> None:
     """A reset that redraws ``f`` draws the new ``f`` (not the kept figure's); the figure
     is held weakly, so an env that is gone takes it along, and pickling never meets it."""

@@ -56,6 +56,7 @@ def test_the_render_constants_on_the_page_are_the_code_s() -> None:
 
     text = " ".join(PAGE.read_text().split())
     assert f"`hbo_envs.envs.render.BAND_REACH` = {render.BAND_REACH:g}" in text
+    assert f"`hbo_envs.envs.render.TRACE_COLUMNS` = {render.TRACE_COLUMNS}" in text
     assert f"SCATTER_MAX_POINTS` = {render.SCATTER_MAX_POINTS:,}".replace(",", " ") in text
     n = render.HEATMAP_BINS
     assert f"{n} × {n} grid" in text

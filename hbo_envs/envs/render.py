@@ -26,6 +26,7 @@ __all__ = [
     "BAND_REACH",
     "HEATMAP_BINS",
     "SCATTER_MAX_POINTS",
+    "TRACE_COLUMNS",
     "binned_mean",
     "render_ansi",
     "render_rgb",
@@ -44,6 +45,11 @@ every marker, though at that density they cover each other (``benchmarks/bench_e
 prints both pictures' frame cost at ``10^5`` arms)."""
 HEATMAP_BINS = 160
 """Cells per axis of the binned heat map (about 3 pixels each)."""
+TRACE_COLUMNS = 1024
+"""The cumulative-regret trace is drawn through the first and last round of each of this many
+equal columns of its x axis (more columns than the panel has pixels): the same line up to
+anti-aliasing at its edges, since the trace never decreases (:func:`_thin_monotone`), and a
+frame no longer pays for every round played (``tests/test_gymnasium.py``)."""
 BAND_REACH = 1.5
 """How far beyond ``f``'s range the ``f(x)`` axis follows an attached agent's band, in
 spans of ``f`` (a wide band early in a run would otherwise shrink ``f`` to a line; the band
@@ -132,6 +138,24 @@ def _nice_range(lo: float, hi: float) -> tuple[float, float]:
     pad = 0.05 * span
     step = 10.0 ** math.floor(math.log10(span + 2 * pad)) / 2
     return math.floor((lo - pad) / step) * step, math.ceil((hi + pad) / step) * step
+
+
+def _thin_monotone(n: int, xmax: float, columns: int = TRACE_COLUMNS) -> np.ndarray:
+    """Indices of the points ``x = 1..n`` of a non-decreasing sequence to draw it in
+    ``columns`` equal columns of the x axis ``[0, xmax]``: the first and last point of each
+    column (all ``n`` when ``n <= 2 columns``). Between columns the thinned line has the
+    original's segments; within one, the original rises from the column's first value to its
+    last, which is the one segment drawn, less than a column wide.
+
+    >>> _thin_monotone(10, 10.0, columns=2).tolist()   # columns (0, 5] and (5, 10]
+    [0, 4, 5, 9]
+    """
+    if n <= 2 * columns:
+        return np.arange(n)
+    # x in (k, k + 1] * xmax / columns is in column k
+    col = (np.arange(1, n + 1, dtype=np.int64) * columns - 1) // max(int(math.ceil(xmax)), n)
+    edge = np.flatnonzero(np.diff(col))  # the last point of every column but the final one
+    return np.unique(np.concatenate([[0], edge, edge + 1, [n - 1]]))
 
 
 def _band_polygon(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -280,7 +304,7 @@ class _Picture:
         regret (a view of a buffer grown by doubling), brought up to date with the rounds
         since the last frame (all of them after a reset): O(new rounds + distinct arms) a
         frame, not O(t). One marker per arm: a replayed arm's marker would be drawn on
-        itself. (Agg still draws the regret trace's t vertices.)"""
+        itself. The regret trace is drawn thinned (:data:`TRACE_COLUMNS`)."""
         if trace is not self.trace or len(trace) < self.seen:
             self.trace, self.seen, self.cum_total = trace, 0, 0.0
             self.is_played = np.zeros(self.f.size, dtype=bool)
@@ -339,9 +363,11 @@ class _Picture:
             shown.append((xs, f[played]))
             self.legend.set_loc(_legend_corner(shown, ax.get_xlim(), ylim))
             if self.regret is not None:
-                self.regret.set_data(np.arange(1, cum.size + 1), cum)
+                xmax = _nice_up(max(cum.size, 1))
+                keep = _thin_monotone(cum.size, xmax)  # cumulative regret never decreases
+                self.regret.set_data(keep + 1.0, cum[keep])
                 top = float(cum[-1]) if cum.size and np.isfinite(cum[-1]) else 0.0
-                self.ax2.set_xlim(0, _nice_up(max(cum.size, 1)))
+                self.ax2.set_xlim(0, xmax)
                 self.ax2.set_ylim(0, _nice_up(max(top, 1e-3)))
         self.last.set_data(*last)
         self.title.set_text(f"{env.name}: round {len(trace)} of {env.horizon}")
