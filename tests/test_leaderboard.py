@@ -764,6 +764,47 @@ def test_spec_hash_is_insensitive_below_its_precision_and_sensitive_above() -> N
     assert round_significant([9.9999996])[1].tolist() == [1]
 
 
+def _depth_by_scan(text: str) -> int:
+    """Reference for submission._depth: one character at a time, as a JSON parser reads."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def test_nesting_depth_equals_a_character_scan() -> None:
+    """The vectorized depth guard (strings cut out by a regex, then a running sum) against a
+    character scan: random texts of brackets, quotes, escapes and non-ASCII (unterminated
+    strings and unbalanced brackets among them), and every committed submission."""
+    import random
+
+    from hbo_envs.leaderboard.submission import _depth
+
+    rng = random.Random(0)
+    alphabet = '[]{}"\\ a,:é\n\ud800'
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert _depth(text) == _depth_by_scan(text), repr(text)
+    for f in sorted(BOARDS.glob("*/submissions/*.json")):
+        text = f.read_text()
+        assert _depth(text) == _depth_by_scan(text), f.name
+    assert _depth('["]", {"a": "\\"[["}]') == 2 and _depth('["[[[') == 1
+
+
 @BOARD
 @pytest.mark.parametrize(
     ("edit", "message"),
