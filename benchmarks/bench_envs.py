@@ -14,7 +14,10 @@ Last, the ``rgb_array`` frame over an episode (GP-UCB's band drawn where it has 
 1-D (100 arms), 5-D (5000 arms) and 2-D with ``10^5`` arms; the env's figure kept between
 frames beside a figure built for each frame (checked equal pixel for pixel), and at
 ``10^5`` arms the binned heat map (mean of ``f`` per cell) beside the
-one-marker-per-point scatter it replaces there.
+one-marker-per-point scatter it replaces there. And the 5-D frame late in a long episode
+(rounds 10^3, 3 * 10^4, 9 * 10^4) with the regret trace thinned to
+``hbo_envs.envs.render.TRACE_COLUMNS`` columns beside the same frames drawn through every
+round.
 
 Run: ``python benchmarks/bench_envs.py`` (prints tables; not a test).
 """
@@ -137,6 +140,44 @@ def render_costs() -> None:
         "moved, so the kept\n   figure was laid out again; scatter: a new figure with one "
         "marker per point instead of the\n   binned heat map)"
     )
+    print()
+    long_episode_frames()
+
+
+def long_episode_frames(rounds: tuple[int, ...] = (1_000, 30_000, 90_000), reps: int = 7) -> None:
+    """CPU ms per ``rgb_array`` frame of the 5-D env late in a long episode (random arms): the
+    cumulative-regret trace thinned to ``TRACE_COLUMNS`` columns beside the same state drawn
+    with the trace through every round (the path before). Both are timed on the same state,
+    in alternating blocks of 10 frames, median of ``reps`` blocks each (the machine's load
+    moves single numbers by tens of percent)."""
+    from hbo_envs.envs import render
+
+    thin = render._thin_monotone
+    every = lambda n, xmax, columns=0: np.arange(n)  # noqa: E731 - the previous drawing
+    env = gym.make(
+        "hbo/Griewank5D-SymPareto-eps02-v0", horizon=max(rounds), render_mode="rgb_array"
+    )
+    env.reset(seed=0)
+    u, rng = env.unwrapped, np.random.default_rng(0)
+    print(f"{'5-D frame at round':40s} {'thinned':>9s} {'every round':>12s} {'x':>5s}")
+    try:
+        for r in rounds:
+            while len(u._trace) < r:
+                env.step(int(rng.integers(u.problem.n)))
+            cost: dict[str, list[float]] = {"thin": [], "every": []}
+            for _ in range(reps):
+                for name, fn in (("thin", thin), ("every", every)):
+                    render._thin_monotone = fn
+                    env.render()  # not timed
+                    t0 = time.process_time()
+                    for _ in range(10):
+                        env.render()
+                    cost[name].append((time.process_time() - t0) / 10)
+            a, b = float(np.median(cost["thin"])), float(np.median(cost["every"]))
+            print(f"{r:40,d} {a * 1e3:6.1f} ms {b * 1e3:9.1f} ms {b / a:5.2f}")
+    finally:
+        render._thin_monotone = thin
+    print(f"  (CPU time per frame of the same state, median of {reps} blocks of 10 frames)")
 
 
 def _best(fn, repeat: int = 3) -> tuple[float, object]:

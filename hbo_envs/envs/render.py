@@ -145,17 +145,19 @@ def _thin_monotone(n: int, xmax: float, columns: int = TRACE_COLUMNS) -> np.ndar
     ``columns`` equal columns of the x axis ``[0, xmax]``: the first and last point of each
     column (all ``n`` when ``n <= 2 columns``). Between columns the thinned line has the
     original's segments; within one, the original rises from the column's first value to its
-    last, which is the one segment drawn, less than a column wide.
+    last, which is the one segment drawn, less than a column wide. ``O(columns)``, whatever
+    ``n``: column ``k`` holds ``x`` in ``(b_k, b_{k+1}]`` with ``b_k = floor(k X / columns)``
+    (``X = max(ceil(xmax), n)``), so its ends come from the boundaries alone.
 
     >>> _thin_monotone(10, 10.0, columns=2).tolist()   # columns (0, 5] and (5, 10]
     [0, 4, 5, 9]
     """
     if n <= 2 * columns:
         return np.arange(n)
-    # x in (k, k + 1] * xmax / columns is in column k
-    col = (np.arange(1, n + 1, dtype=np.int64) * columns - 1) // max(int(math.ceil(xmax)), n)
-    edge = np.flatnonzero(np.diff(col))  # the last point of every column but the final one
-    return np.unique(np.concatenate([[0], edge, edge + 1, [n - 1]]))
+    b = np.arange(columns + 1, dtype=np.int64) * max(int(math.ceil(xmax)), n) // columns
+    first, last = b[:-1] + 1, np.minimum(b[1:], n)  # each column's first and last x
+    full = first <= last  # the columns up to x = n that hold a point
+    return np.unique(np.concatenate([first[full], last[full]])) - 1
 
 
 def _band_polygon(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -364,7 +366,8 @@ class _Picture:
             self.legend.set_loc(_legend_corner(shown, ax.get_xlim(), ylim))
             if self.regret is not None:
                 xmax = _nice_up(max(cum.size, 1))
-                keep = _thin_monotone(cum.size, xmax)  # cumulative regret never decreases
+                # cumulative regret never decreases; TRACE_COLUMNS read now, as set
+                keep = _thin_monotone(cum.size, xmax, TRACE_COLUMNS)
                 self.regret.set_data(keep + 1.0, cum[keep])
                 top = float(cum[-1]) if cum.size and np.isfinite(cum[-1]) else 0.0
                 self.ax2.set_xlim(0, xmax)

@@ -204,13 +204,13 @@ _OPEN[[ord("]"), ord("}")]] = -1
 
 
 def _depth(text: str) -> int:
-    """Deepest nesting of ``[``/``{`` in JSON text, strings skipped, without recursion.
+    r"""Deepest nesting of ``[``/``{`` in JSON text, strings skipped, without recursion.
 
     The strings are cut out first (left to right, as a parser meets them); where a string
     is never closed, everything after its opening quote is string, as the parser reads it.
     The depth is then the largest running sum of +1 per ``[``/``{`` and -1 per ``]``/``}``.
 
-    >>> _depth('{"a": [1, {"b": "[[[[x"}], "c\\"[": []}')
+    >>> _depth('{"a": [1, {"b": "[[[[x"}], "c\\"[": []}')   # strings "b", "[[[[x", "c\"["
     3
     """
     rest = _JSON_STRING.sub("", text)
