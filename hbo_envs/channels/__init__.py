@@ -16,9 +16,12 @@ import inspect
 from typing import Any
 
 from hbo_envs.channels.base import Moments, RewardChannel
+from hbo_envs.channels.contaminated import Contaminated
 from hbo_envs.channels.gaussian import Gaussian
 from hbo_envs.channels.pareto import Pareto
+from hbo_envs.channels.signed_pareto import SignedPareto
 from hbo_envs.channels.spike import Spike
+from hbo_envs.channels.stable import SymmetricStable
 from hbo_envs.channels.student_t import StudentT
 from hbo_envs.channels.symmetric_pareto import SymmetricPareto
 from hbo_envs.channels.two_point import TwoPoint
@@ -26,13 +29,16 @@ from hbo_envs.validation import check_known_params
 
 __all__ = [
     "CHANNELS",
+    "Contaminated",
     "Gaussian",
     "Moments",
     "Pareto",
     "RewardChannel",
+    "SignedPareto",
     "Spike",
     "StudentT",
     "SymmetricPareto",
+    "SymmetricStable",
     "TwoPoint",
     "make_channel",
 ]
@@ -44,6 +50,10 @@ CHANNELS: dict[str, type[RewardChannel]] = {
     "symmetric_pareto": SymmetricPareto,
     "spike": Spike,
     "two_point": TwoPoint,
+    # issue 35: channels whose tails bite (infinite variance at their defaults)
+    "signed_pareto": SignedPareto,
+    "contaminated": Contaminated,
+    "stable": SymmetricStable,
 }
 
 
