@@ -4,7 +4,8 @@
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
 ('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
  'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random',
- 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb')
+ 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb', 'robust-ucb-trunc',
+ 'robust-ucb-mom')
 >>> agent = agents.make("tgp-ucb", schedule="theory")
 
 Every GP agent is built on one exact posterior engine
@@ -12,7 +13,7 @@ Every GP agent is built on one exact posterior engine
 agent (ours or a third party's) against the :class:`Agent` protocol.
 """
 
-from agents.baselines import RandomAgent
+from agents.baselines import RandomAgent, RobustUCBMedianOfMeans, RobustUCBTruncated
 from agents.checks import AgentCheckError, check_agent
 from agents.corruption import FastSlowGPUCB, FastSlowGPUCBUnknown, GPUCBCorruption
 from agents.gp import GPUCB, GPPosteriorEngine, GPUCBAgent
@@ -35,6 +36,8 @@ __all__ = [
     "GPUCBCorruption",
     "MoMGPUCB",
     "RandomAgent",
+    "RobustUCBMedianOfMeans",
+    "RobustUCBTruncated",
     "TGPUCB",
     "available",
     "check_agent",

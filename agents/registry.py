@@ -8,7 +8,8 @@ for a third-party class):
 >>> agents.available()  # doctest: +NORMALIZE_WHITESPACE
 ('gp-ucb', 'tgp-ucb', 'ata-gp-ucb-qff', 'ata-gp-ucb-nystrom', 'ca-tgp-ucb', 'mom-gp-ucb',
  'gp-ucb-corruption', 'fast-slow-gp-ucb', 'fast-slow-gp-ucb-unknown', 'random',
- 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb')
+ 'rcgp-ucb', 'rcgp-ucb-adaptive', 'ec-gp-ucb', 'outlier-gp-ucb', 'robust-ucb-trunc',
+ 'robust-ucb-mom')
 >>> agents.make("tgp-ucb", b=lambda t: t ** 0.25).name
 'tgp-ucb'
 """
@@ -105,6 +106,17 @@ AGENT_SPECS: tuple[AgentEntry, ...] = (
         "agents.robust.outlier_gp_ucb:OutlierGPUCB",
         "after Martinez-Cantin–Tee–McCourt 2018 (Student-t diagnostic; re-implementation's "
         "defaults, note §2)",
+    ),
+    # issue 35: the kernel-free floor under heavy tails (per-arm, docs/agents.md)
+    AgentEntry(
+        "robust-ucb-trunc",
+        "agents.baselines.robust_ucb:RobustUCBTruncated",
+        "Bubeck–Cesa-Bianchi–Lugosi 2013, Robust UCB with the truncated mean (Lemma 1)",
+    ),
+    AgentEntry(
+        "robust-ucb-mom",
+        "agents.baselines.robust_ucb:RobustUCBMedianOfMeans",
+        "Bubeck–Cesa-Bianchi–Lugosi 2013, Robust UCB with median of means (Lemma 2)",
     ),
 )
 

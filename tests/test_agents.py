@@ -50,6 +50,8 @@ def test_available_lists_exactly_the_implemented_agents():
         "rcgp-ucb-adaptive",
         "ec-gp-ucb",
         "outlier-gp-ucb",
+        "robust-ucb-trunc",
+        "robust-ucb-mom",
     )
     for name in agents.available():
         agent = agents.make(name)

@@ -71,7 +71,16 @@ FALLS_BELOW = {
 HORIZON = {"outlier-gp-ucb": 2000}
 
 
-@pytest.mark.parametrize("name", [n for n in agents.available() if n != "random"])
+# The per-arm Robust UCB agents (issue 35) ignore the kernel: on this env's 100 arms at
+# T = 4000 the paper's widths keep them near round robin (measured late/early 0.94 and
+# 1.02), which is their point as a floor; tests/test_robust_ucb.py checks their regret
+# where the theory says they must learn (few arms, long horizon).
+KERNEL_FREE = ("robust-ucb-trunc", "robust-ucb-mom")
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in agents.available() if n != "random" and n not in KERNEL_FREE]
+)
 def test_time_average_regret_falls_on_student_t_env(name):
     T = HORIZON.get(name, 4000)
     early, late = [], []

@@ -14,7 +14,11 @@ from hbo_envs.memory import MemoryLimitError
 from hbo_envs.objectives import random_rkhs
 from hbo_envs.problem import DENSE_MAX_N, Problem
 
-ENGINE_AGENTS = [n for n in agents.available() if n != "random" and not n.startswith("ata-gp-ucb")]
+ENGINE_AGENTS = [
+    n
+    for n in agents.available()
+    if n != "random" and not n.startswith(("ata-gp-ucb", "robust-ucb"))  # robust-ucb: no kernel
+]
 
 
 def _problem(X, K, kernel, horizon=50):
