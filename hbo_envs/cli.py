@@ -209,6 +209,19 @@ def _add_archive_parser(sub: Any) -> None:
     b.add_argument("--address", default=None, help="Ray address (default $RAY_ADDRESS)")
 
 
+def _add_tune_parser(sub: Any) -> None:
+    """``hbo-bench tune AGENT --family FAMILY`` (issue 35; :mod:`hbo_envs.harness.tuning`)."""
+    t = sub.add_parser("tune", help="tune an agent's width on a tuning family")
+    t.add_argument("agent", help="a registered agent name or an import string module:Class")
+    t.add_argument("--family", required=True, help="a tuning family (cg-synthetic, tails)")
+    t.add_argument("--param", default=None, help="the parameter to search (default: declared)")
+    t.add_argument("--values", default=None, help="comma-separated values, with --param")
+    t.add_argument("--seeds", type=int, default=None, help="tuning seeds (default: family's)")
+    t.add_argument("--horizon", type=int, default=None, help="rounds (default: family's)")
+    t.add_argument("--workers", type=int, default=1, help="local processes")
+    t.add_argument("--out", default=None, help="evidence file (results/tuning/A--F.json)")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="hbo-bench",
@@ -296,6 +309,7 @@ def _parser() -> argparse.ArgumentParser:
     add_data_parser(sub)
     _add_leaderboard_parser(sub)
     _add_archive_parser(sub)
+    _add_tune_parser(sub)
     return ap
 
 
@@ -591,6 +605,7 @@ _COMMANDS = {
     "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
     "leaderboard": lambda args: _leaderboard_cli().run(args),
     "archive": lambda args: __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args),
+    "tune": lambda args: __import__("hbo_envs.harness.tuning", fromlist=["run"]).run(args),
 }
 
 
