@@ -38,6 +38,8 @@ MODULES = [
     "hbo_envs.harness.plotting",
     "hbo_envs._lazy",
     "hbo_envs.data",
+    "agents.baselines.robust_ucb",  # issue 35
+    "hbo_envs.harness.tuning",
 ]
 
 
