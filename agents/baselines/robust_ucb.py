@@ -124,7 +124,12 @@ class _RobustUCB:
         self.alpha_ = check_real(owner, "problem.alpha", float(problem.alpha), 0.0, 1.0, "right")
         self.p_ = 1.0 + self.alpha_
         sup_f = float(problem.sup_f)
-        self.sup_f_ = sup_f if math.isfinite(sup_f) and sup_f >= 0.0 else 1.0
+        if not (math.isfinite(sup_f) and sup_f >= 0.0):
+            raise ValueError(
+                f"{owner} needs a finite problem.sup_f (the width of an unplayed arm in "
+                f"posterior()); got sup_f={problem.sup_f!r}."
+            )
+        self.sup_f_ = sup_f
         self.n_ = int(problem.n)
         self.rng_ = np.random.default_rng(seed)
         self.counts_ = np.zeros(self.n_, dtype=np.int64)
