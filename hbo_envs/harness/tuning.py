@@ -34,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from hbo_envs.harness import runner
 from hbo_envs.validation import check_int, param_error
 
 __all__ = [
@@ -206,8 +207,6 @@ def tune(
     ``agent`` is a registered name or an import string ``"module:Class"``; ``space``
     defaults to the agent's declared one. Every (point, env, seed) is one harness cell.
     """
-    from hbo_envs.harness.runner import evaluate
-
     if not isinstance(agent, str) or not agent:
         raise param_error("tune", "agent", "a registered name or 'module:Class'", agent)
     if isinstance(family, str):
@@ -229,7 +228,7 @@ def tune(
     for point in space.points():
         per: list[dict[str, Any]] = []
         for env_id, kw in family.envs:
-            df = evaluate(
+            df = runner.evaluate(
                 agent,
                 env_id,
                 seeds=seed_list,
