@@ -72,12 +72,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hbo_envs.harness.records import unique_rounds
 from hbo_envs.harness.stats import (
     PairedComparison,
     fit_exponent,
     paired_comparison,
     stratified_bootstrap_ci,
 )
+from hbo_envs.harness.summary import final_rows
 from hbo_envs.judging.rules.known_failures import known_failure
 
 __all__ = [
@@ -178,13 +180,10 @@ class ClaimContext:
         envs: Sequence[str] | None = None,
         summary: pd.DataFrame | None = None,
     ) -> None:
-        records = records.reset_index(drop=True)  # idxmax below needs unique row labels
+        # the index is ignored and a cell held twice refused: each seed is paired once
+        records = unique_rounds(records)
         self.records = records
-        if records.empty:
-            self.final = records
-        else:
-            idx = records.groupby(["env_id", "agent", "seed"], sort=True)["t"].idxmax()
-            self.final = records.loc[idx.to_numpy()].reset_index(drop=True)
+        self.final = final_rows(records)
         if envs is None:
             envs = list(dict.fromkeys(records["env_id"])) if not records.empty else []
         self.envs = tuple(envs)

@@ -42,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 
+from hbo_envs.harness.records import unique_rounds
 from hbo_envs.harness.runner import build_cells, run_sweep
 from hbo_envs.harness.specs import AgentSpec, slug
 from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
@@ -161,6 +162,7 @@ def exponent_table(
     ``ratio_T_max`` (mean ``R_T / (T Δ)`` at the largest ``T``: Theorem 2's proof gives
     ``E[R_T] >= T Δ`` up to its constants), and the ``theory`` entries of the env.
     """
+    final = unique_rounds(final, "the final rows")  # one row per (variant, agent, seed, T)
     rows = []
     for (env, agent), g in final.groupby(["env_id", "agent"], sort=False):
         piv = g.pivot_table(index="seed", columns="t", values="regret", aggfunc="first").dropna()
@@ -206,6 +208,7 @@ def format_exponent_table(table: pd.DataFrame) -> str:
 
 def format_regret_by_horizon(final: pd.DataFrame) -> str:
     """Mean ``R_T`` [95% bootstrap CI] per ``(env, agent)`` and horizon ``T``."""
+    final = unique_rounds(final, "the final rows")
     if final.empty:
         return "(no finished runs)"
     out = []
@@ -242,6 +245,7 @@ def plot_exponents(
 
     from hbo_envs.harness.plotting import _save
 
+    final = unique_rounds(final, "the final rows")
     envs = list(dict.fromkeys(final["env_id"]))
     agents = list(dict.fromkeys(final["agent"]))
     colors = {a: f"C{i % 10}" for i, a in enumerate(agents)}
