@@ -430,10 +430,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hbo_envs.harness import build_cells, format_table, run_sweep
-    from hbo_envs.harness.claims import evaluate_claims, format_verdicts, verdict_records
-    from hbo_envs.harness.experiments import EXPERIMENTS
     from hbo_envs.harness.plotting import plot_confidence, plot_regret
     from hbo_envs.harness.store import write_json
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.rules.claims import evaluate_claims, format_verdicts, verdict_records
 
     if args.list or not args.name:
         for name, e in EXPERIMENTS.items():
@@ -451,8 +451,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             f"None of the agents of {exp.name} is available ({', '.join(skipped)}); "
             "is the 'agents' package installed?"
         )
-    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.harness.exponent
-        from hbo_envs.harness.exponent import reproduce_exponent
+    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.judging.experiments.reproduce
+        from hbo_envs.judging.experiments.reproduce import reproduce_exponent
 
         return reproduce_exponent(exp, args, specs, skipped, _seed_arg(args))
     seeds = _seed_arg(args)
@@ -573,7 +573,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import hbo_envs
-    from hbo_envs.harness.experiments import EXPERIMENTS, available_agent_names
+    from hbo_envs.judging.experiments import EXPERIMENTS, available_agent_names
 
     print("envs:\n  " + "\n  ".join(hbo_envs.ENV_IDS))
     names = sorted(available_agent_names())
@@ -590,7 +590,7 @@ _COMMANDS = {
     "list": _cmd_list,
     "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
     "leaderboard": lambda args: _leaderboard_cli().run(args),
-    "archive": lambda args: __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args),
+    "archive": lambda args: __import__("hbo_envs.judging.cli", fromlist=["run"]).run(args),
 }
 
 

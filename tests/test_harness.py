@@ -27,8 +27,8 @@ from hbo_envs.harness import (
     run_cell,
     run_sweep,
 )
-from hbo_envs.harness.experiments import EXPERIMENTS, LogT, PowerT
 from hbo_envs.harness.specs import slug
+from hbo_envs.judging.experiments import EXPERIMENTS, LogT, PowerT
 
 ENV = "hbo/RKHS-SE-Spike-v0"  # fixed f, cheap to build
 ENV_T = "hbo/RKHS-SE-StudentT-v0"
