@@ -40,6 +40,7 @@ from hbo_envs.judging.rules.claims import (
     Claim,
     ClaimContext,
     Verdict,
+    attack_predicts_floor_failure,
     below_random,
     less,
     linear,
@@ -114,6 +115,16 @@ def _floor(envs: Iterable[str], names: Iterable[str]) -> tuple[Claim, ...]:
     return tuple(below_random(a, env=e, source="floor") for e in envs for a in names)
 
 
+def _attacked_floor(envs: Iterable[str], names: Iterable[str]) -> tuple[Claim, ...]:
+    """The floor on an attacked env, stated as Han–Scarlett's attack predicts it: the agent
+    is pulled to the target region, so uniform play is below it."""
+    return tuple(
+        attack_predicts_floor_failure(a, e, source="note §2 (attack), §6 (attacks succeed)")
+        for e in envs
+        for a in names
+    )
+
+
 _EXTRA = tuple(_a(n) for n in OLD + NEW)
 
 register(
@@ -163,7 +174,8 @@ register(
                 2.0,
                 True,
             ),
-            *_floor((HS_CLEAN, *HS_ATTACKS.values()), ("gp-ucb", *OLD, *NEW)),
+            *_floor((HS_CLEAN,), ("gp-ucb", *OLD, *NEW)),
+            *_attacked_floor(HS_ATTACKS.values(), ("gp-ucb", *OLD, *NEW)),
         ),
         expect=(
             "Attack-BO's figures were not retrieved (note §6): the claims are the paper's "
@@ -190,7 +202,12 @@ register(
             "the paper."
         ),
         envs=(EBK_HUGE, EBK_PAPER),
-        paper=(_a("gp-ucb"), _a("rcgp-ucb"), _a("rcgp-ucb-adaptive"), _a("outlier-gp-ucb")),
+        paper=(
+            _a("gp-ucb"),
+            _a("rcgp-ucb"),
+            _a("rcgp-ucb-adaptive"),
+            _a("outlier-gp-ucb"),
+        ),
         extra=tuple(_a(n) for n in OLD + ("ec-gp-ucb",)),
         seeds=10,
         horizon=300,
@@ -216,7 +233,6 @@ register(
             linear(
                 "gp-ucb",
                 env=EBK_HUGE,
-                t_from=0.2,
                 text="one 1e12 corruption derails GP-UCB for good: R_t linear",
                 source="App. H (mean moves linearly in c)",
             ),
@@ -233,7 +249,11 @@ register(
 
 # ----------------------------------------------------------------- direct measurements
 def _rollout(
-    agent_name: str, env_id: str, seed: int, horizon: int | None, env_kwargs: dict[str, Any]
+    agent_name: str,
+    env_id: str,
+    seed: int,
+    horizon: int | None,
+    env_kwargs: dict[str, Any],
 ) -> dict[str, float]:
     kw = dict(env_kwargs)
     if horizon is not None:
