@@ -190,6 +190,17 @@ def test_a_linear_curve_that_slows_early_is_not_sublinear() -> None:
     (v,) = evaluate_claims([sublinear("slow", text="R_T/T decreasing")], rec)
     assert v.verdict == DOES_NOT and v.rule == RULE_GROWTH
     assert evaluate_claims([linear("slow")], rec)[0].verdict == REPRODUCES
+    # noisy late rates whose mean change is slightly negative but not decisively so: not
+    # "falling" (the interval holds 0), and decisively above a t^0.9 curve's: still linear
+    delta = [-0.01, 0.008, -0.012, 0.009, -0.011, 0.01, -0.009, 0.004]
+    t2 = t[t > T / 2]
+    noisy = rec.copy()
+    for k, dk in enumerate(delta):
+        late = (noisy["seed"] == k) & (noisy["t"] > T / 2)
+        noisy.loc[late, "regret"] += dk * (noisy.loc[late, "t"] - T / 2)
+    assert t2.size and np.mean(delta) < 0
+    (w,) = evaluate_claims([sublinear("slow")], noisy)
+    assert w.verdict == DOES_NOT and "p = " in w.evidence
 
 
 def test_exponent_bounds_are_decided_by_the_interval_not_the_point() -> None:
