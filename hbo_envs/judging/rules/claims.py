@@ -105,6 +105,7 @@ from hbo_envs.harness.stats import (
     stratified_bootstrap_ci,
 )
 from hbo_envs.judging.rules.known_failures import known_failure
+from hbo_envs.validation import check_real
 
 __all__ = [
     "DOES_NOT",
@@ -445,8 +446,7 @@ class NoWorse(Claim):
     metric: str = "regret"
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.margin, (int, float)) and 0 <= self.margin < 10):
-            raise ValueError(f"NoWorse margin must be a number in [0, 10); got {self.margin!r}.")
+        check_real("NoWorse", "margin", self.margin, 0.0, 10.0, closed="left")
 
     def evaluate(self, ctx: ClaimContext) -> list[Verdict]:
         out = []
