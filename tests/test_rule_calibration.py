@@ -31,20 +31,20 @@ from hbo_envs.harness.stats import (
     SUBLINEAR_RATIO,
     clopper_pearson,
     decide,
+    fit_exponent,
     holm,
     octave_rates,
     per_seed_exponents,
     sign_flip,
     sign_flip_batch,
 )
+from hbo_envs.judging import archive
+from hbo_envs.judging.experiments import EXPERIMENTS
 
 
 def _archive_seed_counts() -> list[int]:
     """Every number of seeds a comparison of the archive can rest on: each experiment's
     protocol as run (BUDGETS applied) and every reduced count of a ``fewer`` entry."""
-    from hbo_envs.harness import archive
-    from hbo_envs.harness.experiments import EXPERIMENTS
-
     out = set()
     for exp in EXPERIMENTS.values():
         used = archive.protocol_used(exp)
@@ -261,8 +261,6 @@ def test_growth_rules_are_calibrated(n: int, law: str) -> None:
 def test_a_linear_curve_that_slows_fails_the_growth_rule_and_passed_the_old_fit() -> None:
     """The issue's control: per-round regret slowing from 0.9 to 0.3, then linear. The old
     rule (exponent of R_t on [0.1 T, T] below 0.9) passed it; the rate rule refutes it."""
-    from hbo_envs.harness.stats import fit_exponent
-
     rng = np.random.default_rng(9)
     t, Y = _curves(rng, "normal", 1, 10, "linear", noise=0.01)
     keep = t >= 0.1 * t.max()
