@@ -72,6 +72,10 @@ EBK_PAPER = "hbo/RCGP-Forrester-FrequencyPaper-v0"
 #: Old and new agents run on every env of both experiments (compared with random).
 OLD = ("tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb", "gp-ucb-corruption", "fast-slow-gp-ucb")
 NEW = ("rcgp-ucb", "rcgp-ucb-adaptive", "ec-gp-ucb", "outlier-gp-ucb")
+#: The agents without a corruption model: Han–Scarlett's attacks pull such a GP-UCB-type
+#: learner into the target region, so on an attacked env the floor is stated as the attack
+#: predicts it (:func:`~hbo_envs.judging.rules.claims.attack_predicts_floor_failure`).
+UNGUARDED = ("gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb")
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,10 @@ register(
                 True,
             ),
             *_floor((HS_CLEAN,), ("gp-ucb", *OLD, *NEW)),
-            *_attacked_floor(HS_ATTACKS.values(), ("gp-ucb", *OLD, *NEW)),
+            # attacked envs: the agents the attacks are built against (no corruption model)
+            # are predicted to fail; the corruption-aware ones are meant to beat the floor
+            *_attacked_floor(HS_ATTACKS.values(), UNGUARDED),
+            *_floor(HS_ATTACKS.values(), tuple(a for a in (*OLD, *NEW) if a not in UNGUARDED)),
         ),
         expect=(
             "Attack-BO's figures were not retrieved (note §6): the claims are the paper's "
