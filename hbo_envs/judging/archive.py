@@ -75,6 +75,7 @@ from hbo_envs.harness.store import (
     write_json,
 )
 from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments.beyond import AttackRatio
 from hbo_envs.judging.rules.claims import Growth, Less, LessAcross, Lowest, NoWorse, Runs
 from hbo_envs.registration import missing_data
 from hbo_envs.validation import check_int
@@ -153,7 +154,7 @@ _PL_5D_REASON = (
     "T = 300 so that the comparisons share T"
 )
 #: The claim classes whose rules test seeds (:func:`undecidable`).
-SEEDED_CLAIMS = (Less, NoWorse, Lowest, LessAcross, Growth, Runs)
+SEEDED_CLAIMS = (Less, NoWorse, Lowest, LessAcross, Growth, Runs, AttackRatio)
 
 #: The protocol run per experiment (see :class:`Budget`); an experiment not listed runs its
 #: full protocol. Raise these (or delete an entry) and run ``hbo-bench archive build`` to
@@ -433,15 +434,14 @@ def undecidable(name: str) -> list[str]:
     for c in exp.claims:
         if not isinstance(c, SEEDED_CLAIMS):
             continue
-        if isinstance(c, LessAcross):
-            envs = [c.env_a, c.env_b]
-        else:
-            envs = [c.env] if getattr(c, "env", None) else variants
+        # a claim across two envs (LessAcross, AttackRatio) reads both at once
+        pair = [getattr(c, k) for k in ("env_a", "env_b", "attacked", "clean") if hasattr(c, k)]
+        envs = pair[:1] if pair else [c.env] if getattr(c, "env", None) else variants
         among = getattr(c, "among", None)
-        who = [x for x in (getattr(c, "a", ""), getattr(c, "b", "")) if x]
+        who = [x for x in (getattr(c, k, "") for k in ("a", "b", "agent")) if x]
         who += list(among) if among is not None else labels if isinstance(c, Lowest) else []
-        for env in envs if not isinstance(c, LessAcross) else envs[:1]:
-            where = envs if isinstance(c, LessAcross) else [env]
+        for env in envs:
+            where = pair or [env]
             counts = {
                 f"{x} on {e}": len(seeds.get((e, x), ())) for x in dict.fromkeys(who) for e in where
             }

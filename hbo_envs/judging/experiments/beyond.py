@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 import agents
+from hbo_envs.harness.stats import paired_comparison
 from hbo_envs.judging.experiments._core import Experiment, _a, register
 from hbo_envs.judging.rules.claims import (
     DOES_NOT,
@@ -42,6 +43,7 @@ from hbo_envs.judging.rules.claims import (
     Verdict,
     attack_predicts_floor_failure,
     below_random,
+    decide_less,
     less,
     linear,
 )
@@ -83,9 +85,11 @@ class AttackRatio(Claim):
     """Agent ``agent``'s mean ``R_T`` on ``attacked`` vs on ``clean``: at least ``factor``
     times as large (``at_most=False``) or below ``factor`` times (``at_most=True``).
 
-    Interval arithmetic on the two 95% bootstrap CIs: the ratio lies in
-    ``[lo_a / hi_c, hi_a / lo_c]``; reproduces when that interval is on the claimed side of
-    ``factor``, does not when it is entirely on the other side, else inconclusive.
+    Seed ``s`` of the attacked env and seed ``s`` of the clean one share the objective and
+    the noise, so the runs are paired by seed and judged by the claims' comparison rule
+    (:func:`~hbo_envs.judging.rules.claims.decide_less`: the exact sign-flip test of
+    ``R_T(attacked) - factor R_T(clean)`` per seed, at least 6 seeds): its interval above
+    0 means "at least ``factor`` times", below 0 "below ``factor`` times".
     """
 
     agent: str = "gp-ucb"
@@ -99,20 +103,28 @@ class AttackRatio(Claim):
             miss = self._missing(ctx, env, (self.agent,))
             if miss:
                 return [miss]
-        a = ctx.estimate(self.attacked, self.agent)
-        c = ctx.estimate(self.clean, self.agent)
-        lo = a.lo / c.hi if c.hi > 0 else math.inf
-        hi = a.hi / c.lo if c.lo > 0 else math.inf
-        above, below = lo >= self.factor, hi < self.factor
-        if self.at_most:
-            verdict = REPRODUCES if below else DOES_NOT if above else INCONCLUSIVE
-        else:
-            verdict = REPRODUCES if above else DOES_NOT if below else INCONCLUSIVE
-        ev = (
-            f"R_T {self.agent}: {a} attacked vs {c} clean; ratio in [{lo:.3g}, {hi:.3g}] "
-            f"vs {self.factor:g} (n = {a.n}, {c.n})"
+        f = ctx.final
+        sa = f[(f["env_id"] == self.attacked) & (f["agent"] == self.agent)]["seed"].to_numpy()
+        sc = f[(f["env_id"] == self.clean) & (f["agent"] == self.agent)]["seed"].to_numpy()
+        xa = pd.Series(ctx.scores(self.attacked, self.agent), index=sa)
+        xc = pd.Series(ctx.scores(self.clean, self.agent), index=sc)
+        common = xa.index.intersection(xc.index).sort_values()
+        if len(common) == 0:
+            return [self._verdict(self.attacked, INCONCLUSIVE, "no seed finished on both envs")]
+        # "below factor x clean" is the comparison clean-scaled minus attacked < 0
+        c = paired_comparison(
+            xa.loc[common].to_numpy(), xc.loc[common].to_numpy(), scale_b=self.factor
         )
-        return [self._verdict(self.attacked, verdict, ev)]
+        below, rule = decide_less(c)
+        flip = {REPRODUCES: DOES_NOT, DOES_NOT: REPRODUCES}
+        verdict = below if self.at_most else flip.get(below, below)
+        ev = (
+            f"R_T {self.agent}: {c.mean_a:.4g} attacked vs {c.mean_b:.4g} clean (ratio "
+            f"{c.mean_a / c.mean_b:.3g}); mean of attacked - {self.factor:g} x clean "
+            f"{c.diff:.4g} [{c.lo:.4g}, {c.hi:.4g}], sign-flip p = {c.p:.2g} "
+            f"(n = {c.n} paired seeds)"
+        )
+        return [self._verdict(self.attacked, verdict, ev, rule, c.p)]
 
 
 def _floor(envs: Iterable[str], names: Iterable[str]) -> tuple[Claim, ...]:
