@@ -28,6 +28,12 @@ def run(args: Any) -> int:
         print(
             f"{counts['run']} cell(s) run ({counts['stale_rerun']} of them stale), "
             f"{counts['failed']} failed, {counts['skipped_done']} already archived"
+            + (
+                f"; {counts['undecidable']} claim verdict(s) cannot be decided at the archive's "
+                "seed count (listed above)"
+                if counts.get("undecidable")
+                else ""
+            )
         )
         return 1 if counts["failed"] else 0
     if cmd == "verify":
@@ -52,6 +58,8 @@ def run(args: Any) -> int:
                 f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
                 f"{len(st['missing']):5d} missing  ({what})"
             )
+            for line in A.undecidable(n):
+                print(f"  {n}: {line}")
         return 0
     changed = publish.render_all(root=args.archive, check=args.check)
     for path in changed:

@@ -43,9 +43,12 @@ from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     NOT_RUN,
+    PAPER,
     REPRODUCES,
+    SUITE,
     Verdict,
     evaluate_claims,
+    survives_holm,
 )
 from hbo_envs.judging.rules.exponent import exponent_table, theory_exponents, variant_env
 from hbo_envs.judging.rules.floor import FloorFailure, floor_failures
@@ -136,8 +139,37 @@ def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> 
     return out
 
 
-def counts(verdicts: list[Verdict]) -> dict[str, int]:
-    return {k: sum(v.verdict == k for v in verdicts) for k in _ORDER}
+def counts(verdicts: list[Verdict], family: str | None = None) -> dict[str, int]:
+    """Verdicts per outcome (of one family, PAPER or SUITE, when given)."""
+    vs = [v for v in verdicts if family is None or v.family == family]
+    return {k: sum(v.verdict == k for v in vs) for k in _ORDER}
+
+
+_FAMILIES = ((PAPER, "paper claims"), (SUITE, "suite checks"))
+
+
+def _split_tally(verdicts: list[Verdict]) -> str:
+    """``paper claims: ...; suite checks: ...`` (the families that have verdicts)."""
+    parts = [
+        f"{label}: {_tally(counts(verdicts, fam))}"
+        for fam, label in _FAMILIES
+        if any(v.family == fam for v in verdicts)
+    ]
+    return "; ".join(parts) or "no verdicts"
+
+
+def multiplicity_line(verdicts: list[Verdict]) -> str:
+    """How the experiment's family of paper claims is handled (issue 38): each verdict is
+    its claim's own 5% test; the Holm-adjusted p-values over the decided ones say which
+    survive a family-wise 5%."""
+    tested = [v for v in verdicts if v.family == PAPER and survives_holm(v) is not None]
+    kept = sum(bool(survives_holm(v)) for v in tested)
+    return (
+        f"Multiplicity: each paper claim is decided by its own test at 5%; {len(tested)} "
+        f"paper-claim verdicts here were decided by such a test, and {kept} of them survive "
+        "Holm's adjustment over that family at 5% (the Holm-adjusted p is in each evidence "
+        "cell; suite checks form a family of their own)."
+    )
 
 
 # -- markdown ------------------------------------------------------------
@@ -222,9 +254,16 @@ def _verdict_table(name: str, verdicts: list[Verdict]) -> list[str]:
     note = OPEN_CHOICES.get(name)
     lines = ["| verdict | claim | env | evidence | rule | source |", "|---|---|---|---|---|---|"]
     for v in verdicts:
-        ev = v.evidence + (f" — depends on a choice the paper leaves open: {note}" if note else "")
+        ev = v.evidence
+        holm_ok = survives_holm(v)
+        if holm_ok is not None:
+            ev += f"; Holm-adjusted p = {v.p_holm:.2g}" + ("" if holm_ok else " (not kept)")
+        if v.caveat:
+            ev += f" — caveat: {v.caveat}"
+        ev += f" — depends on a choice the paper leaves open: {note}" if note else ""
+        claim = v.claim if v.family == PAPER else f"{v.claim} (suite check)"
         lines.append(
-            f"| **{v.verdict}** | {_cell(v.claim)} | {('`' + v.env + '`') if v.env else 'all'} "
+            f"| **{v.verdict}** | {_cell(claim)} | {('`' + v.env + '`') if v.env else 'all'} "
             f"| {_cell(ev)} | {_cell(v.rule or '–')} | {_cell(v.source or '–')} |"
         )
     return lines
@@ -264,13 +303,18 @@ def experiment_page(name: str, res: dict[str, Any], todo: tuple[int, int] = (0, 
     if res["records"].empty:
         lines += ["", "No archived cells yet (`hbo-bench archive build " + name + "`)."]
         return "\n".join(lines) + "\n"
-    c = counts(res["verdicts"])
     lines += ["", "## Results", "", *_result_table(res), ""]
     lines += [
         "## Every claim's verdict",
         "",
-        f"{_tally(c)}. How a rule decides: `hbo_envs/judging/rules/claims.py` (paired seeds for "
-        "comparisons, the exponent's CI for growth claims, one run for deterministic cells).",
+        f"{_split_tally(res['verdicts'])}. How a rule decides: "
+        "`hbo_envs/judging/rules/claims.py` (the exact sign-flip test of paired seeds for "
+        "comparisons, with at least 6 seeds; the per-round regret over the last octaves for "
+        "growth; per-seed exponents for exponent bounds; one run for deterministic cells). "
+        "Suite checks (the random floor, instance checks) are this suite's additions, not "
+        "claims of the paper, and are counted apart.",
+        "",
+        multiplicity_line(res["verdicts"]),
         "",
         *_verdict_table(name, res["verdicts"]),
     ]
@@ -287,29 +331,28 @@ def _paper_of(name: str) -> str:
 def summary_block(results: dict[str, dict[str, Any]]) -> str:
     """README: per paper, reproduces / does not / inconclusive / not run, linked."""
     lines = [
-        "| paper | experiment | reproduces | does not | inconclusive | not run | protocol |",
-        "|---|---|---|---|---|---|---|",
+        "| paper | experiment | paper claims: reproduces / does not / inconclusive / not run "
+        "| suite checks: reproduces / does not / inconclusive / not run | protocol |",
+        "|---|---|---|---|---|",
     ]
     for prefix, label in _PAPERS:
         for name, res in results.items():
             if not name.startswith(prefix):
                 continue
-            c = counts(res["verdicts"])
+            cells = []
+            for fam, _ in _FAMILIES:
+                c = counts(res["verdicts"], fam)
+                cells.append(" / ".join(str(c[k]) for k in _ORDER))
             used = A.protocol_used(res["exp"]) if res["meta"] else {}
             proto = "full" if used.get("full") else "reduced" if used else "not built"
             lines.append(
-                f"| {label} | [{name}](docs/results/{name}.md) | {c[REPRODUCES]} | "
-                f"{c[DOES_NOT]} | {c[INCONCLUSIVE]} | {c[NOT_RUN]} | {proto} |"
+                f"| {label} | [{name}](docs/results/{name}.md) | {cells[0]} | {cells[1]} "
+                f"| {proto} |"
             )
-    totals: dict[str, dict[str, int]] = {}
-    for name, res in results.items():
-        t = totals.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
-        for k, n in counts(res["verdicts"]).items():
-            t[k] += n
     lines.append("")
-    for _, label in _PAPERS:
-        if label in totals:
-            lines.append(f"- **{label}:** {_tally(totals[label])}.")
+    for paper, fams in per_paper_counts(results).items():
+        told = "; ".join(f"{lab}: {_tally(fams[fam])}" for fam, lab in _FAMILIES)
+        lines.append(f"- **{paper}:** {told}.")
     return "\n".join(lines)
 
 
@@ -319,12 +362,13 @@ def verdict_list_block(results: dict[str, dict[str, Any]]) -> str:
     for name, res in results.items():
         vs = res["verdicts"]
         out.append(
-            f"<details><summary><b>{name}</b>: {_tally(counts(vs))} "
+            f"<details><summary><b>{name}</b>: {_split_tally(vs)} "
             f'(<a href="docs/results/{name}.md">numbers</a>)</summary>\n'
         )
         for v in vs:
             where = f" [`{v.env}`]" if v.env else ""
-            out.append(f"- {v.verdict}: {v.claim}{where}")
+            kind = "" if v.family == PAPER else " (suite check)"
+            out.append(f"- {v.verdict}: {v.claim}{where}{kind}")
         out.append("\n</details>\n")
     return "\n".join(out).rstrip()
 
@@ -500,13 +544,18 @@ def render_all(
     return changed
 
 
-def per_paper_counts(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """``paper -> {verdict: count}`` (the report's numbers)."""
-    out: dict[str, dict[str, int]] = {}
-    for name, res in results.items():
-        t = out.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
-        for k, n in counts(res["verdicts"]).items():
-            t[k] += n
+def per_paper_counts(
+    results: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, dict[str, int]]]:
+    """``paper -> {family: {verdict: count}}`` (paper claims and suite checks apart), in
+    the order of the papers."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    order = [label for _, label in _PAPERS] + ["other"]
+    for name, res in sorted(results.items(), key=lambda kv: order.index(_paper_of(kv[0]))):
+        t = out.setdefault(_paper_of(name), {fam: dict.fromkeys(_ORDER, 0) for fam, _ in _FAMILIES})
+        for fam, _ in _FAMILIES:
+            for k, n in counts(res["verdicts"], fam).items():
+                t[fam][k] += n
     return out
 
 

@@ -4,8 +4,10 @@ A regret bound ``R_T = Θ(T^p)`` is a statement about a sequence of horizons, an
 lower-bound environments (:class:`~hbo_envs.envs.lower_bound.LowerBoundEnv`) the instance
 itself depends on ``T``. So the exponent is measured the way the theorems state it: run
 every agent on the env built for each horizon ``T`` of a ladder (same seeds at every
-``T``), and fit ``R_T ~ c T^p`` by log-log least squares of the mean over seeds, with a
-percentile-bootstrap interval over seeds (:func:`~hbo_envs.harness.stats.fit_exponent`).
+``T``), fit each seed's ``R_T ~ c T^p`` by log-log least squares
+(:func:`~hbo_envs.harness.stats.per_seed_exponents`), and report their mean with the exact
+sign-flip test's 95% interval (:func:`~hbo_envs.harness.stats.sign_flip`): the statistic
+and the interval the exponent claims decide on.
 
 - :func:`run_exponent_sweep` — ``variants x horizons x agents x seeds``; one resumable
   results directory per ``(variant, T)`` (``<out>/<variant>/T<T>``), and one table of final
@@ -23,8 +25,8 @@ percentile-bootstrap interval over seeds (:func:`~hbo_envs.harness.stats.fit_exp
 >>> import pandas as pd
 >>> T = [100, 200, 400, 800]
 >>> final = pd.DataFrame({
-...     "env_id": "e", "agent": "a", "seed": [0] * 4 + [1] * 4, "t": T * 2,
-...     "regret": [2 * t**0.5 for t in T] + [3 * t**0.5 for t in T]})
+...     "env_id": "e", "agent": "a", "seed": [s for s in range(6) for _ in T], "t": T * 6,
+...     "regret": [(s + 2) * t**0.5 for s in range(6) for t in T]})
 >>> exponent_table(final)[["env_id", "agent", "exponent", "ci_low", "ci_high"]].round(6)
   env_id agent  exponent  ci_low  ci_high
 0      e     a       0.5     0.5      0.5
@@ -45,7 +47,7 @@ import pandas as pd
 from hbo_envs.harness.records import unique_rounds
 from hbo_envs.harness.runner import build_cells, run_sweep
 from hbo_envs.harness.specs import AgentSpec, slug
-from hbo_envs.harness.stats import fit_exponent, stratified_bootstrap_ci
+from hbo_envs.harness.stats import per_seed_exponents, sign_flip, stratified_bootstrap_ci
 from hbo_envs.harness.summary import final_rows
 
 __all__ = [
@@ -158,7 +160,10 @@ def exponent_table(
     """Measured growth exponent of ``R_T`` over ``T`` per ``(env_id, agent)``.
 
     Columns: ``env_id``, ``agent``, ``n`` (seeds finished at every ``T``), ``T_min``,
-    ``T_max``, ``exponent``, ``ci_low``, ``ci_high`` (95% percentile bootstrap over seeds),
+    ``T_max``, ``exponent`` (the mean of the seeds' own least-squares exponents of ``R_T``
+    on ``T``, the statistic the exponent claims test), ``ci_low``, ``ci_high`` (the exact
+    sign-flip test's 95% interval of that mean: infinite below 6 seeds, where the test
+    cannot decide),
     ``ratio_T_max`` (mean ``R_T / (T Δ)`` at the largest ``T``: Theorem 2's proof gives
     ``E[R_T] >= T Δ`` up to its constants), and the ``theory`` entries of the env.
     """
@@ -168,7 +173,13 @@ def exponent_table(
         piv = g.pivot_table(index="seed", columns="t", values="regret", aggfunc="first").dropna()
         t = piv.columns.to_numpy(dtype=float)
         Y = piv.to_numpy(dtype=float)
-        p, lo, hi = fit_exponent(t, Y) if t.size >= 2 and Y.size else (math.nan,) * 3
+        p, lo, hi = (math.nan,) * 3
+        if t.size >= 2 and Y.size:
+            slopes = per_seed_exponents(t, Y)
+            slopes = slopes[np.isfinite(slopes)]
+            if slopes.size:
+                r = sign_flip(slopes - slopes.mean())
+                p, lo, hi = float(slopes.mean()), slopes.mean() + r.lo, slopes.mean() + r.hi
         top = g[g["t"] == g["t"].max()]
         d = top["delta"].to_numpy(dtype=float) if "delta" in top else np.array([math.nan])
         ratio = float(np.mean(top["regret"].to_numpy(dtype=float) / (top["t"] * d)))
