@@ -658,10 +658,11 @@ def _md_finalize(value: Any) -> str:
 
 
 def _wrap_at_dots(text: str) -> Any:
-    """An import path that may wrap only after ``.`` and ``:`` (escaped, then ``<wbr>``)."""
+    """An import path (or file path) that may wrap only after ``.``, ``:`` and ``/``
+    (escaped, then ``<wbr>``)."""
     import markupsafe
 
-    parts = re.split(r"(?<=[.:])", str(text))
+    parts = re.split(r"(?<=[.:/])", str(text))
     return markupsafe.Markup("<wbr>".join(markupsafe.escape(p) for p in parts))
 
 

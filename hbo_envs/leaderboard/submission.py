@@ -323,7 +323,11 @@ def display_name_problem(name: Any) -> str | None:
             "zero-width, bidi, unassigned characters and | ` < > are not allowed)"
         )
     if unicodedata.normalize("NFKC", name) != name:
-        return "is not in Unicode NFKC form (write it with plain characters)"
+        c = next(c for c in name if unicodedata.normalize("NFKC", c) != c)
+        return (
+            f"is not in Unicode NFKC form (write it with plain characters): {c!r} "
+            f"(U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})"
+        )
     if name != name.strip():
         return "has leading or trailing white space"
     return safe_name_problem(name)
