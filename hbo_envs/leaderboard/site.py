@@ -357,11 +357,10 @@ def share_ties(views: Sequence[EntryView]) -> None:
     score and mean rank (identical results give identical keys) share the rank of the
     first of them and name each other in ``tied_with``; the next entry's rank counts them.
     """
-    for i, v in enumerate(views):
-        same = [w for w in views if _rank_key(w) == _rank_key(v)]
-        v.tie_rank = 1 + next(j for j, w in enumerate(views) if _rank_key(w) == _rank_key(v))
-        v.tied_with = [w.name for w in same if w is not v]
-        assert v.tie_rank <= i + 1
+    for v in views:
+        same = [j for j, w in enumerate(views) if _rank_key(w) == _rank_key(v)]
+        v.tie_rank = 1 + same[0]
+        v.tied_with = [views[j].name for j in same if views[j] is not v]
 
 
 def suite_data(suite: Suite, entries: Sequence[Any], config: SiteConfig | None = None) -> SuiteData:
@@ -588,8 +587,8 @@ def env_paper(env_id: str) -> tuple[str, str | None]:
 # -- escaping -------------------------------------------------------------------------------
 # CommonMark lets any ASCII punctuation be backslash-escaped. These are the characters that
 # start inline markup (emphasis, code, links, images, raw HTML, entities, GFM strikethrough
-# and table cells, math on GitHub); block markup only starts a line, and a value never does
-# once its line breaks are collapsed (the first character is escaped as well).
+# and table cells, math on GitHub). Block markup opens only at a line start: a value is
+# collapsed to one line, and what could open a block at its start is escaped too.
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>&|~$!])")
 # what could open a block at a line start: heading, quote, list item, thematic break, setext
 # underline, ordered-list marker (escaped in front of its punctuation: "1\\." shows "1.")
