@@ -60,7 +60,7 @@ def test_fmt_sig_has_four_significant_figures_and_no_exponent(x: Any, text: str)
 
 
 # -- aggregates ------------------------------------------------------------------------------
-@pytest.mark.parametrize("module", ["profiles", "site"])
+@pytest.mark.parametrize("module", ["profiles", "site", "figures", "submission"])
 def test_docstring_examples(module: str) -> None:
     import doctest
     import importlib
