@@ -349,6 +349,14 @@ def test_the_repository_base_url_is_configurable(site: dict[str, Any], tmp_path:
     page = (root / SUITE / "entries" / "baseline-gp-ucb.html").read_text()
     assert f'href="https://example.com/x/-/blob/{v.revision}/' in page
     assert "gitlab.example.org" not in page
+    # and so does the command line
+    from hbo_envs.cli import main
+
+    args = ["leaderboard", "--root", str(root), "render", SUITE]
+    assert main([*args, "--repository", "https://example.org/y"]) == 0
+    page = (root / SUITE / "entries" / "baseline-gp-ucb.html").read_text()
+    assert f'href="https://example.org/y/-/blob/{v.revision}/' in page
+    assert main([*args, "--repository", "http://example.org/y"]) == 2  # not https
     # bad settings are refused, naming the setting
     for text, what in [
         ('[site]\nrepository = "javascript:alert(1)"\n', "'repository'"),
