@@ -175,6 +175,14 @@ def _add_leaderboard_parser(sub: Any) -> None:
 
     d = c.add_parser("render", help="write the README table, plot and HTML pages")
     d.add_argument("suites", nargs="*", help="suite ids (default: all)")
+    d.add_argument(
+        "--repository",
+        default=None,
+        metavar="URL",
+        help="https URL of the repository the entry pages link agent code into "
+        "(default: [site] repository of leaderboards/site.toml, else "
+        "https://github.com/hbo-bench/hbo-bench)",
+    )
 
     b = c.add_parser("baselines", help="compute the suite's own reference entries")
     b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")

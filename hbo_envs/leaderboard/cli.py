@@ -134,7 +134,7 @@ def _render(args: argparse.Namespace) -> int:
     names = args.suites or list_suites(args.root)
     for s in names:
         try:
-            for p in render_suite(s, args.root):
+            for p in render_suite(s, args.root, repository=args.repository):
                 print(f"wrote {p}")
         except SuiteError as exc:
             if args.suites:
