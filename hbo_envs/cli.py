@@ -671,13 +671,25 @@ _COMMANDS = {
     "plot": _cmd_plot,
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
-    "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
+    "data": lambda args: (
+        _check_data_root(args) or __import__("data_scripts.cli", fromlist=["run"]).run(args)
+    ),
     "leaderboard": lambda args: _check_leaderboard_root(args) or _leaderboard_cli().run(args),
     "archive": lambda args: (
         _check_archive_args(args)
         or __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args)
     ),
 }
+
+
+def _check_data_root(args: argparse.Namespace) -> None:
+    """``data list --root DIR`` lists a directory that must exist (``fetch``/``import``
+    create it)."""
+    if args.data_command == "list" and args.root is not None and not Path(args.root).is_dir():
+        raise UsageError(
+            f"--root {args.root}: no such directory (the data directory; `hbo-bench data "
+            "fetch NAME --root DIR` creates it)."
+        )
 
 
 def _check_leaderboard_root(args: argparse.Namespace) -> None:

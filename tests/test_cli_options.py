@@ -232,6 +232,7 @@ def test_the_docs_command_check_catches_an_option_that_does_not_exist() -> None:
         (["archive", "build", "--archive", "{file}"], r"--archive .*a-file: not a directory"),
         (["archive", "status", "--archive", "{missing}"], r"--archive .*missing: no such direc"),
         (["archive", "verify", "--archive", "{missing}"], r"--archive .*missing: no such direc"),
+        (["data", "list", "--root", "{missing}"], r"--root .*missing: no such directory"),
         (["archive", "status", "nope"], r"Unknown experiment 'nope'\. Known: .*cg2019-fig1a"),
         (["archive", "verify", "nope"], r"Unknown experiment 'nope'"),
         (["archive", "build", "cg2019-fig1a", "nope"], r"Unknown experiment 'nope'"),
