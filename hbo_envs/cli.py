@@ -505,10 +505,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hbo_envs.harness import build_cells, format_table, run_sweep
-    from hbo_envs.harness.claims import evaluate_claims, format_verdicts, verdict_records
-    from hbo_envs.harness.experiments import EXPERIMENTS
     from hbo_envs.harness.plotting import plot_confidence, plot_regret
     from hbo_envs.harness.store import write_json
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.rules.claims import evaluate_claims, format_verdicts, verdict_records
 
     if args.list or not args.name:
         for name, e in EXPERIMENTS.items():
@@ -526,8 +526,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             f"None of the agents of {exp.name} is available ({', '.join(skipped)}); "
             "is the 'agents' package installed?"
         )
-    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.harness.exponent
-        from hbo_envs.harness.exponent import reproduce_exponent
+    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.judging.experiments.reproduce
+        from hbo_envs.judging.experiments.reproduce import reproduce_exponent
 
         return reproduce_exponent(exp, args, specs, skipped, _seed_arg(args))
     seeds = _seed_arg(args)
@@ -656,7 +656,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import hbo_envs
-    from hbo_envs.harness.experiments import EXPERIMENTS, available_agent_names
+    from hbo_envs.judging.experiments import EXPERIMENTS, available_agent_names
 
     print("envs:\n  " + "\n  ".join(hbo_envs.ENV_IDS))
     names = sorted(available_agent_names())
@@ -676,8 +676,7 @@ _COMMANDS = {
     ),
     "leaderboard": lambda args: _check_leaderboard_root(args) or _leaderboard_cli().run(args),
     "archive": lambda args: (
-        _check_archive_args(args)
-        or __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args)
+        _check_archive_args(args) or __import__("hbo_envs.judging.cli", fromlist=["run"]).run(args)
     ),
 }
 
@@ -717,7 +716,7 @@ def _check_leaderboard_root(args: argparse.Namespace) -> None:
 def _check_archive_args(args: argparse.Namespace) -> None:
     """``--archive`` must be a directory (``build`` may create it) and every experiment name
     known: errors naming the value, not a KeyError or a silent exit status 0."""
-    from hbo_envs.harness.experiments import EXPERIMENTS
+    from hbo_envs.judging.experiments import EXPERIMENTS
 
     unknown = [n for n in getattr(args, "names", None) or [] if n not in EXPERIMENTS]
     if unknown:

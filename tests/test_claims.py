@@ -1,4 +1,4 @@
-"""Claims and verdicts (hbo_envs.harness.claims) on hand-made records, and the growth
+"""Claims and verdicts (hbo_envs.judging.rules.claims) on hand-made records, and the growth
 exponent fit (hbo_envs.harness.stats.fit_exponent) against known power laws."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hbo_envs.harness.claims import (
+from hbo_envs.harness.stats import fit_exponent, paired_comparison, stratified_bootstrap_ci
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     NOT_RUN,
@@ -29,7 +30,6 @@ from hbo_envs.harness.claims import (
     lowest,
     sublinear,
 )
-from hbo_envs.harness.stats import fit_exponent, paired_comparison, stratified_bootstrap_ci
 
 
 def finals(env: str, **per_agent: list[float]) -> pd.DataFrame:

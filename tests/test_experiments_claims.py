@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import agents
-from hbo_envs.harness.claims import Growth, Less, Lowest, evaluate_claims
-from hbo_envs.harness.experiments import EXPERIMENTS
 from hbo_envs.harness.plotting import _band, panel_name, plot_regret
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.rules.claims import Growth, Less, Lowest, evaluate_claims
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.problem import Problem
 
@@ -119,8 +119,8 @@ def test_known_failure_is_said_on_the_verdict_line():
 
 def test_within_factor_and_paper_value_controls_fail():
     """The custom claim kinds answer "does not reproduce" on control inputs."""
-    from hbo_envs.harness.experiments.bogunovic import WithinFactor
-    from hbo_envs.harness.experiments.real_data import PaperValue
+    from hbo_envs.judging.experiments.bogunovic import WithinFactor
+    from hbo_envs.judging.experiments.real_data import PaperValue
 
     rec = _vs_random("a", "e", [50.0, 52.0, 48.0, 51.0], [5.0, 5.2, 4.8, 5.1])
     (v,) = evaluate_claims(
@@ -229,7 +229,7 @@ def test_table1_runtime_claims_judge_agent_seconds():
 
 def test_within_factor_pairs_the_two_agents_by_seed():
     """A seed one agent did not finish must not shift the other agent's pairs."""
-    from hbo_envs.harness.experiments.bogunovic import WithinFactor
+    from hbo_envs.judging.experiments.bogunovic import WithinFactor
 
     rows = [
         {"env_id": "e", "agent": a, "seed": s, "t": 10, "regret": r}
@@ -247,9 +247,9 @@ def test_every_claim_kind_in_the_registry_has_a_failing_control():
     (Less, Lowest, Growth in tests/test_claims.py; WithinFactor and PaperValue above;
     AttackRatio in tests/test_robust_experiments.py). A new claim class fails this until
     its control test exists and it is listed here."""
-    from hbo_envs.harness.experiments.beyond import AttackRatio
-    from hbo_envs.harness.experiments.bogunovic import WithinFactor
-    from hbo_envs.harness.experiments.real_data import PaperValue
+    from hbo_envs.judging.experiments.beyond import AttackRatio
+    from hbo_envs.judging.experiments.bogunovic import WithinFactor
+    from hbo_envs.judging.experiments.real_data import PaperValue
 
     controlled = {Less, Lowest, Growth, AttackRatio, WithinFactor, PaperValue}
     used = {type(c) for exp in EXPERIMENTS.values() for c in exp.claims}

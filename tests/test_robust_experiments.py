@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hbo_envs.harness.claims import DOES_NOT, INCONCLUSIVE, REPRODUCES, evaluate_claims
-from hbo_envs.harness.experiments import EXPERIMENTS
-from hbo_envs.harness.experiments.beyond import (
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments.beyond import (
     AttackRatio,
     attack_success,
     budget_sweep,
     plot_budget_sweep,
 )
+from hbo_envs.judging.rules.claims import DOES_NOT, INCONCLUSIVE, REPRODUCES, evaluate_claims
 
 
 def records(attacked, clean):
@@ -74,7 +74,7 @@ def test_attack_success_and_budget_sweep_tiny(tmp_path):
 
 
 def test_success_cli_writes_its_table(tmp_path, capsys):
-    from hbo_envs.harness.experiments.beyond_cli import main
+    from hbo_envs.judging.experiments.beyond_cli import main
 
     main(["success", "--out", str(tmp_path), "--seeds", "1"])
     df = pd.read_csv(tmp_path / "attack_success.csv")

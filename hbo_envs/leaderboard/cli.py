@@ -74,11 +74,11 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from hbo_envs.leaderboard import validate
+    from hbo_envs.leaderboard.verify import validate_submission
 
     bad = 0
     for f in args.files:
-        rep = validate(f, root=args.root)
+        rep = validate_submission(f, root=args.root)
         print(f"{f}: {'valid' if rep.ok else 'INVALID'}")
         for line in str(rep).splitlines() if str(rep) != "ok" else []:
             print(f"  {line}")

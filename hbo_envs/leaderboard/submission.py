@@ -662,15 +662,6 @@ def validate(
     _check_results(sub, suite, rep)
     if rep.ok:
         _check_aggregates(sub, suite, rep)
-    if rep.ok and sub.get("verification") is not None:
-        from hbo_envs.leaderboard.verify import record_status
-
-        status, _, why = record_status(sub, suite)
-        if status in ("stale", "unverified"):
-            rep.warnings.append(
-                f"verification: {why}; the recorded verification does not apply (it is not "
-                "ranked; run verify again)."
-            )
     return rep
 
 

@@ -6,7 +6,7 @@
   least doubles GP-UCB's ``R_T`` (CIs apart); the random attack does not. The authors'
   success metric (fraction of rounds in the target region) and the attack's cost
   ``sum |c_t|`` are not columns of the harness records; :func:`attack_success` measures
-  them by direct rollouts (``python -m hbo_envs.harness.experiments.beyond_cli success``).
+  them by direct rollouts (``python -m hbo_envs.judging.experiments.beyond_cli success``).
 - ``ebk2025-forrester`` — Ezzerg, Bogunovic & Knoblauch (2025), the corrupted-Forrester
   figure: ``T_c = ceil(T^{1/3})`` corruptions of ``+-1e12`` (and the appendix's HIGH 25 /
   LOW -10). Claims: RCGP-UCB (both variants) has lower ``R_T`` than GP-UCB; GP-UCB's
@@ -16,7 +16,7 @@ Every agent, old and new, runs as an ``extra`` on both and is compared with rand
 
 :func:`budget_sweep` is the picture the corruption papers argue with: each agent's ``R_T``
 as a function of the budget (``C`` for a Han–Scarlett attack, ``T_c`` for the
-frequency-bounded adversary); ``python -m hbo_envs.harness.experiments.beyond_cli sweep --out
+frequency-bounded adversary); ``python -m hbo_envs.judging.experiments.beyond_cli sweep --out
 DIR`` writes its CSV and PNG.
 """
 
@@ -27,10 +27,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pandas as pd
 
-from hbo_envs.harness.claims import (
+import agents
+from hbo_envs.judging.experiments._core import Experiment, _a, register
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     REPRODUCES,
@@ -41,7 +44,6 @@ from hbo_envs.harness.claims import (
     less,
     linear,
 )
-from hbo_envs.harness.experiments._core import Experiment, _a, register
 
 __all__ = [
     "AttackRatio",
@@ -233,10 +235,6 @@ register(
 def _rollout(
     agent_name: str, env_id: str, seed: int, horizon: int | None, env_kwargs: dict[str, Any]
 ) -> dict[str, float]:
-    import gymnasium as gym
-
-    import agents
-
     kw = dict(env_kwargs)
     if horizon is not None:
         kw["horizon"] = horizon

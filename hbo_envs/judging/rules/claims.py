@@ -1,6 +1,6 @@
 """A paper's claims as data, and their measured verdicts.
 
-An :class:`~hbo_envs.harness.experiments.Experiment` lists what the paper claims
+An :class:`~hbo_envs.judging.experiments.Experiment` lists what the paper claims
 (``claims=(...)``); ``hbo-bench reproduce`` evaluates every claim on the measured records
 and prints one verdict per claim and env, never a claim without its verdict:
 
@@ -40,7 +40,7 @@ Constructors:
   below it (a policy beating the bound: e.g. one that reads the hidden optimum, whose
   ``R_T = 0`` at every ``T``), inconclusive when the CI straddles it. On the records of an
   exponent experiment (one row per seed and horizon, ``t = T``, ``regret = R_T``;
-  :mod:`hbo_envs.harness.exponent`) this is the exponent of ``R_T`` over ``T``.
+  :mod:`hbo_envs.judging.rules.exponent`) this is the exponent of ``R_T`` over ``T``.
 - :func:`exponent_equals` — the exponent equals a value within ``±tol`` (an equivalence
   test: the CI inside the band reproduces, a CI disjoint from it does not), e.g. the
   lower-bound instance's own scale: uniform play's ``R_T`` grows as the theorem's rate.
@@ -72,13 +72,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hbo_envs.harness.known_failures import known_failure
+from hbo_envs.harness.records import unique_rounds
 from hbo_envs.harness.stats import (
     PairedComparison,
     fit_exponent,
     paired_comparison,
     stratified_bootstrap_ci,
 )
+from hbo_envs.harness.summary import final_rows
+from hbo_envs.judging.rules.known_failures import known_failure
 
 __all__ = [
     "DOES_NOT",
@@ -178,13 +180,10 @@ class ClaimContext:
         envs: Sequence[str] | None = None,
         summary: pd.DataFrame | None = None,
     ) -> None:
-        records = records.reset_index(drop=True)  # idxmax below needs unique row labels
+        # the index is ignored and a cell held twice refused: each seed is paired once
+        records = unique_rounds(records)
         self.records = records
-        if records.empty:
-            self.final = records
-        else:
-            idx = records.groupby(["env_id", "agent", "seed"], sort=True)["t"].idxmax()
-            self.final = records.loc[idx.to_numpy()].reset_index(drop=True)
+        self.final = final_rows(records)
         if envs is None:
             envs = list(dict.fromkeys(records["env_id"])) if not records.empty else []
         self.envs = tuple(envs)

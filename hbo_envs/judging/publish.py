@@ -1,4 +1,4 @@
-"""Every published number, rendered from the results archive (:mod:`hbo_envs.harness.archive`).
+"""Every published number, rendered from the results archive (:mod:`hbo_envs.judging.archive`).
 
 ``hbo-bench archive render`` (:func:`render_all`) writes:
 
@@ -7,7 +7,7 @@
   ``R_T / T`` with 95% bootstrap CIs, agent seconds) and **every claim's verdict** with
   the rule that decided it and the numbers behind it;
 - ``docs/known-failures.md`` — every reference agent that does not beat uniform play in
-  the archive (:func:`hbo_envs.harness.known_failures.floor_failures`), each with its
+  the archive (:func:`hbo_envs.judging.rules.floor.floor_failures`), each with its
   mechanism, every mechanism stated once;
 - the env and agent tables of ``docs/envs.md`` and ``docs/agents.md`` (marker blocks),
   built from the registries (a new env or agent appears by regeneration alone);
@@ -17,7 +17,7 @@
 
 ``render_all(check=True)`` changes nothing and returns the files that differ from what
 the archive gives (``tests/test_readme.py`` fails on any). Nothing here computes a result
-that is not in the archive: the verdicts are :func:`~hbo_envs.harness.claims.evaluate_claims`
+that is not in the archive: the verdicts are :func:`~hbo_envs.judging.rules.claims.evaluate_claims`
 on the archived records.
 """
 
@@ -32,8 +32,14 @@ from typing import Any
 
 import pandas as pd
 
-from hbo_envs.harness import archive as A
-from hbo_envs.harness.claims import (
+import agents
+from agents import registry
+from agents.batch import BATCHED
+from hbo_envs.harness.records import COLUMNS
+from hbo_envs.harness.summary import final_rows, summarize
+from hbo_envs.judging import archive as A
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     NOT_RUN,
@@ -41,12 +47,16 @@ from hbo_envs.harness.claims import (
     Verdict,
     evaluate_claims,
 )
-from hbo_envs.harness.records import COLUMNS
-from hbo_envs.harness.summary import final_rows, summarize
+from hbo_envs.judging.rules.exponent import exponent_table, theory_exponents, variant_env
+from hbo_envs.judging.rules.floor import FloorFailure, floor_failures
+from hbo_envs.judging.rules.known_failures import MECHANISMS
+from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
 
 __all__ = [
     "ROOT",
+    "all_results",
     "experiment_result",
+    "known_failures",
     "render_all",
     "replace_block",
 ]
@@ -87,24 +97,17 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
 
 
-def _experiments() -> dict[str, Any]:
-    from hbo_envs.harness.experiments import EXPERIMENTS
-
-    return EXPERIMENTS
-
-
 # -- from the archive to verdicts ------------------------------------------------------------
 def exponent_final(exp: Any, rec: pd.DataFrame) -> pd.DataFrame:
     """The final-row table of an exponent experiment (as
-    :func:`~hbo_envs.harness.exponent.run_exponent_sweep` returns it) from archived records."""
-    from hbo_envs.harness.exponent import _unwrapped
-
+    :func:`~hbo_envs.judging.rules.exponent.run_exponent_sweep` returns it) from archived
+    records."""
     cols = ["env_id", "agent", "seed", "t", "regret", "avg_regret", "lower_bound", "delta"]
     frames = []
     variants = {v.label: v for v in exp.variants}
     for (label, T), g in rec.groupby(["variant", "horizon"], sort=False):
         fin = final_rows(g[list(COLUMNS)])
-        fam = getattr(_unwrapped(variants[label], int(T)), "family", None)
+        fam = getattr(variant_env(variants[label], int(T)), "family", None)
         frames.append(fin.assign(env_id=label, delta=float(fam.delta) if fam else math.nan))
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
@@ -112,7 +115,7 @@ def exponent_final(exp: Any, rec: pd.DataFrame) -> pd.DataFrame:
 def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """``{"exp", "meta", "records", "verdicts", "summary"|"exponents", "stale"}`` of one
     experiment, from the archive alone."""
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     rec = A.load(name, root)
     meta = A.read_meta(name, root)
     out: dict[str, Any] = {"exp": exp, "meta": meta, "records": rec}
@@ -120,8 +123,6 @@ def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> 
         out["verdicts"] = []
         return out
     if exp.kind == "exponent":
-        from hbo_envs.harness.exponent import exponent_table, theory_exponents
-
         final = exponent_final(exp, rec)
         top = int(final["t"].max())
         theory = {v.label: theory_exponents(v, top) for v in exp.variants}
@@ -268,7 +269,7 @@ def experiment_page(name: str, res: dict[str, Any], todo: tuple[int, int] = (0, 
     lines += [
         "## Every claim's verdict",
         "",
-        f"{_tally(c)}. How a rule decides: `hbo_envs/harness/claims.py` (paired seeds for "
+        f"{_tally(c)}. How a rule decides: `hbo_envs/judging/rules/claims.py` (paired seeds for "
         "comparisons, the exponent's CI for growth claims, one run for deterministic cells).",
         "",
         *_verdict_table(name, res["verdicts"]),
@@ -361,8 +362,6 @@ def timing_block(results: dict[str, dict[str, Any]]) -> str:
     total = float(full["wall_time"].sum())
     slowest = full.groupby("agent")["wall_time"].sum().sort_values(ascending=False)
     share = (exp.quick_seeds * exp.quick_horizon) / (exp.seeds * exp.horizon)
-    from agents.batch import BATCHED
-
     specs, _ = exp.agent_specs()
     batched = [f"`{a.label}`" for a in specs if type(a.build()) in BATCHED]
     how = f"the seeds of {', '.join(batched)} batched" if batched else "no agent batched"
@@ -379,9 +378,6 @@ def timing_block(results: dict[str, dict[str, Any]]) -> str:
 def agent_table_markdown() -> str:
     """The agent table, from the registry (``agents.available()``): name, class, the first
     line of its docstring and the paper it implements."""
-    import agents
-    from agents import registry
-
     specs = {e.name: e for e in registry.AGENT_SPECS}
     lines = ["| name | class | what it is | paper |", "|---|---|---|---|"]
     for name in agents.available():
@@ -398,8 +394,6 @@ def agent_table_markdown() -> str:
 
 def env_table_block() -> str | None:
     """The registry's env table (None when a real-data set is absent: its row needs it)."""
-    from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
-
     if any(missing_data(e) for e in ENV_IDS):
         return None
     return env_table_markdown().rstrip()
@@ -407,8 +401,6 @@ def env_table_block() -> str | None:
 
 # -- known failures ------------------------------------------------------------
 def known_failures_page(results: dict[str, dict[str, Any]]) -> str:
-    from hbo_envs.harness.known_failures import MECHANISMS, floor_failures
-
     fails = floor_failures(results)
     lines = [
         "# Known failures: reference agents that do not beat uniform play",
@@ -459,14 +451,14 @@ def _write(path: Path, text: str, check: bool, changed: list[Path]) -> None:
 
 
 def all_results(root: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
-    return {name: experiment_result(name, root) for name in _experiments()}
+    return {name: experiment_result(name, root) for name in EXPERIMENTS}
 
 
 def _stale_counts(root: str | os.PathLike[str] | None) -> dict[str, tuple[int, int]]:
     """``(stale, missing)`` planned cells per experiment (no data needed:
     :func:`archive.plan` without the check)."""
     out = {}
-    for name in _experiments():
+    for name in EXPERIMENTS:
         st = A.status(name, root)
         out[name] = (len(st["stale"]), len(st["missing"]))
     return out
@@ -515,4 +507,15 @@ def per_paper_counts(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
         t = out.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
         for k, n in counts(res["verdicts"]).items():
             t[k] += n
+    return out
+
+
+def known_failures(
+    root: str | os.PathLike[str] | None = None,
+) -> dict[tuple[str, str], FloorFailure]:
+    """``(agent label, env id) -> FloorFailure``: every pair of the archive (at ``root``,
+    default ``results/archive``) that does not beat random, first experiment listing it."""
+    out: dict[tuple[str, str], FloorFailure] = {}
+    for f in floor_failures(all_results(root)):
+        out.setdefault((f.agent, f.env), f)
     return out

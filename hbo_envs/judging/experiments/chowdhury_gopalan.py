@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hbo_envs.harness.claims import below_random, less, sublinear
-from hbo_envs.harness.experiments._core import Experiment, LogT, PowerT, _a, register
+from hbo_envs.judging.experiments._core import Experiment, LogT, PowerT, _a, register
+from hbo_envs.judging.rules.claims import below_random, less, sublinear
 
 _CG = "Chowdhury & Gopalan, Bayesian Optimization under Heavy-tailed Payoffs, NeurIPS 2019"
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hbo_envs.harness.claims import (
+from hbo_envs.judging.experiments._core import Experiment, _a, register
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     REPRODUCES,
@@ -35,7 +36,6 @@ from hbo_envs.harness.claims import (
     linear,
     sublinear,
 )
-from hbo_envs.harness.experiments._core import Experiment, _a, register
 
 __all__ = ["FIG1_ENV", "KNOWN_OR_ZERO_ENV", "WithinFactor"]
 

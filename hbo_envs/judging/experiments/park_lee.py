@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hbo_envs.harness.claims import below_random, less, linear, lowest
-from hbo_envs.harness.experiments._core import Exclusion, Experiment, _a, register
+from hbo_envs.judging.experiments._core import Exclusion, Experiment, _a, register
+from hbo_envs.judging.rules.claims import below_random, less, linear, lowest
 
 _PL = (
     "Park & Lee, Contextually Adaptive Algorithms for GP Bandit Optimization under "
@@ -58,7 +58,7 @@ QUICK_NOTE = (
     "UCB round there scores all 5000 arms). At T = 300 MoM-GP-UCB's experiment episode "
     "length is ell = ceil(ln(2T/delta')) = 9, so it makes N = 33 decisions (at the former "
     "T = 60 with the printed ell = 57 it made one). On 5D no agent beats random at any "
-    "measured T (300, 1000; hbo_envs.harness.known_failures: they explore the isolated "
+    "measured T (300, 1000; hbo_envs.judging.rules.known_failures: they explore the isolated "
     "points of the sample), so the 5D quick run shows that failure, as the full one does."
 )
 _TRUNC = ("tgp-ucb", "ata-gp-ucb-qff", "ata-gp-ucb-nystrom")

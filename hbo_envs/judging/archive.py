@@ -33,7 +33,7 @@ the archive and the same cell of ``reproduce`` are the same numbers.
 - :func:`verify` — re-runs a random sample of archive cells and compares them bit for bit
   (:func:`rerun_matches`, the one function to point at a shared re-run-and-compare core).
 - :func:`load` — the records of one experiment for the claims, tables and plots
-  (:mod:`hbo_envs.harness.publish` renders every published number from it).
+  (:mod:`hbo_envs.judging.publish` renders every published number from it).
 
 The protocol actually run is :data:`BUDGETS` (data, in this module): where the paper's full
 protocol does not fit the machine the archive was built on, the entry says what ran and
@@ -50,6 +50,7 @@ import json
 import os
 import platform
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,8 @@ import pandas as pd
 
 from hbo_envs.harness.cell import run_cell
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
+from hbo_envs.harness.runner import build_cells as harness_build_cells
+from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
 from hbo_envs.harness.store import (
     _atomic_write,
@@ -70,6 +73,8 @@ from hbo_envs.harness.store import (
     package_versions,
     write_json,
 )
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.registration import missing_data
 from hbo_envs.validation import check_int
 
 __all__ = [
@@ -194,12 +199,6 @@ class PlannedCell:
     variant: str
 
 
-def _experiments() -> dict[str, Any]:
-    from hbo_envs.harness.experiments import EXPERIMENTS
-
-    return EXPERIMENTS
-
-
 def protocol_used(exp: Any) -> dict[str, Any]:
     """``{"seeds", "horizons" (env -> T or None) | "ladder", "full", "reason"}`` run."""
     b = BUDGETS.get(exp.name, Budget())
@@ -233,11 +232,10 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
     checks that a real-data env's data is present). ``check_data=False`` builds the same
     cell specs without that check (to read and render an archive on a machine without the
     data; tested to give the same fingerprints)."""
-    from hbo_envs.harness.runner import build_cells as _build_cells
 
     def build_cells(envs: list[str], agents: list[Any], seeds: int, **kw: Any) -> list[CellSpec]:
         if check_data:
-            return _build_cells(envs, agents, seeds, **kw)
+            return harness_build_cells(envs, agents, seeds, **kw)
         return [
             CellSpec(
                 e,
@@ -252,7 +250,7 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
             for s in range(int(seeds))
         ]
 
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     proto = protocol_used(exp)
     specs, _ = exp.agent_specs()
     seeds = proto["seeds"]
@@ -512,7 +510,7 @@ def _write_meta(
     workers: int | None,
     build_id: str = "",
 ) -> None:
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     old = read_meta(name, root)
     modules: dict[str, str] = dict(old.get("sources", {}))
     for h in hasher.cache.values():
@@ -575,15 +573,10 @@ def build(
     most experiments.) ``max_cells`` stops after that many cells (a time box).
     Returns ``{"run", "failed", "stale_rerun", "skipped_done"}``.
     """
-    import time
-
-    from hbo_envs.harness.runner import run_sweep
-    from hbo_envs.registration import missing_data
-
     batch = check_int("archive.build", "batch", batch, 1, 100_000)
     if max_cells is not None:
         max_cells = check_int("archive.build", "max_cells", max_cells, 0)
-    exps = _experiments()
+    exps = EXPERIMENTS
     names = list(names) if names else list(exps)
     for n in names:
         if n not in exps:
@@ -676,7 +669,7 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
     """
     if not todo:
         return todo
-    exps = _experiments()
+    exps = EXPERIMENTS
     timed = not getattr(exps.get(name), "batches", True)
     want = {pc.spec.fingerprint(): pc for pc in todo}
     found: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]] = []
@@ -757,7 +750,7 @@ def verify(
         seed = check_int("archive.verify", "seed", seed, 0)
     rng = np.random.default_rng(seed)
     report = VerifyReport()
-    exps = _experiments()
+    exps = EXPERIMENTS
     for n in names or list(exps):
         if n not in exps:
             raise ValueError(
@@ -782,56 +775,3 @@ def verify(
                 report.mismatches[f"{n}: {pc.spec.run_name}"] = why
             log(f"  {'identical' if why is None else 'DIFFERS'}: {n}: {pc.spec.run_name}")
     return report
-
-
-# -- command line ------------------------------------------------------------
-def run(args: Any) -> int:
-    """Dispatch ``hbo-bench archive ...``; returns the exit code."""
-    cmd = args.archive_command
-    if cmd == "build":
-        counts = build(
-            args.names,
-            root=args.archive,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            batch=args.batch,
-            max_cells=args.max_cells,
-        )
-        print(
-            f"{counts['run']} cell(s) run ({counts['stale_rerun']} of them stale), "
-            f"{counts['failed']} failed, {counts['skipped_done']} already archived"
-        )
-        return 1 if counts["failed"] else 0
-    if cmd == "verify":
-        rep = verify(args.names, sample=args.sample, seed=args.seed, root=args.archive)
-        print(
-            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ"
-            + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
-        )
-        for k, why in rep.mismatches.items():
-            print(f"  DIFFERS {k}: {why}")
-        return 0 if rep.ok else 1
-    if cmd == "status":
-        for n in args.names or list(_experiments()):
-            try:
-                st = status(n, args.archive)
-            except OSError as exc:  # a real-data experiment without its data
-                print(f"{n:20s} cannot plan: {exc}")
-                continue
-            proto = protocol_used(_experiments()[n])
-            what = "full protocol" if proto["full"] else f"reduced: {proto['reason']}"
-            print(
-                f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
-                f"{len(st['missing']):5d} missing  ({what})"
-            )
-        return 0
-    from hbo_envs.harness import publish
-
-    changed = publish.render_all(root=args.archive, check=args.check)
-    for path in changed:
-        print(f"{'differs' if args.check else 'wrote'}: {path}")
-    if args.check and changed:
-        print("run `hbo-bench archive render` to regenerate them")
-        return 1
-    return 0

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hbo_envs.envs.real_data import QFF_LENGTHSCALE
-from hbo_envs.harness.claims import (
+from hbo_envs.judging.experiments._core import Experiment, _a, register
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     REPRODUCES,
     Claim,
@@ -25,7 +26,6 @@ from hbo_envs.harness.claims import (
     lowest,
     sublinear,
 )
-from hbo_envs.harness.experiments._core import Experiment, _a, register
 
 __all__ = ["PaperValue"]
 
