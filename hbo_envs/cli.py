@@ -67,6 +67,12 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     for name in LOGGERS:
         logger = logging.getLogger(name)
         logger.setLevel(level)
+        # a logging.config.dictConfig earlier in the process (another tool run in-process)
+        # disables every logger that existed then; the flags asked for these logs
+        for child in [name] + [
+            n for n in logging.root.manager.loggerDict if n.startswith(name + ".")
+        ]:
+            logging.getLogger(child).disabled = False
         if not any(getattr(h, "_hbo_cli", False) for h in logger.handlers):
             handler = _StderrHandler()
             handler.setFormatter(logging.Formatter("hbo-bench: %(levelname)s: %(message)s"))

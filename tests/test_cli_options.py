@@ -123,6 +123,20 @@ def test_verbose_says_what_runs_and_where(
     assert "INFO" not in capsys.readouterr().err
 
 
+def test_verbose_logs_after_a_dict_config_disabled_the_loggers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``logging.config.dictConfig`` (run in-process by another tool, e.g. lint-imports)
+    disables the loggers that exist; ``-v`` still logs."""
+    import logging.config
+
+    logging.getLogger("hbo_envs.cli")  # exists before the dictConfig
+    logging.config.dictConfig({"version": 1, "loggers": {"other": {"level": "INFO"}}})
+    assert logging.getLogger("hbo_envs.cli").disabled
+    main(["list", "-v"])
+    assert "INFO: hbo-bench " in capsys.readouterr().err
+
+
 # -- python -m hbo_envs --------------------------------------------------------------------------
 def test_python_m_hbo_envs_runs_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     run = subprocess.run(
