@@ -35,8 +35,8 @@ from threadpoolctl import threadpool_limits
 import hbo_envs  # noqa: F401  (registers the envs)
 from agents.batch import BATCHED
 from hbo_envs.harness.cell import run_batch, run_cell
-from hbo_envs.harness.experiments import EXPERIMENTS
 from hbo_envs.harness.runner import build_cells, run_sweep
+from hbo_envs.judging.experiments import EXPERIMENTS
 
 
 def _cells(seeds: int, horizon: int) -> list:

@@ -67,6 +67,12 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     for name in LOGGERS:
         logger = logging.getLogger(name)
         logger.setLevel(level)
+        # a logging.config.dictConfig earlier in the process (another tool run in-process)
+        # disables every logger that existed then; the flags asked for these logs
+        for child in [name] + [
+            n for n in logging.root.manager.loggerDict if n.startswith(name + ".")
+        ]:
+            logging.getLogger(child).disabled = False
         if not any(getattr(h, "_hbo_cli", False) for h in logger.handlers):
             handler = _StderrHandler()
             handler.setFormatter(logging.Formatter("hbo-bench: %(levelname)s: %(message)s"))
@@ -74,8 +80,11 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
             logger.addHandler(handler)
 
 
+_BACKEND_HELP = "where cells run: local processes or a Ray cluster (default: local)"
+
+
 def _add_exec_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--backend", choices=("local", "ray"), default="local", help=_BACKEND_HELP)
     p.add_argument(
         "--workers",
         type=int,
@@ -126,7 +135,7 @@ def _seed_arg(args: argparse.Namespace) -> Any:
 
 
 def _lb_exec(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--backend", choices=("local", "ray"), default="local", help=_BACKEND_HELP)
     p.add_argument("--workers", type=int, default=None, help="processes (1: in-process)")
     p.add_argument("--address", default=None, help="Ray address")
 
@@ -146,7 +155,7 @@ def _add_leaderboard_parser(sub: Any) -> None:
     c = lb.add_subparsers(dest="lb_command", required=True)
 
     s = c.add_parser("submit", help="run an agent on a suite and write a submission file")
-    s.add_argument("--suite", required=True)
+    s.add_argument("--suite", required=True, help="suite id (hbo-bench leaderboard list)")
     s.add_argument("--agent", required=True, help="module:Class (or a registered name)")
     s.add_argument("--param", action="append", default=[], help="k=v (JSON value), repeatable")
     s.add_argument("--name", default=None, help="display name (default: the agent's label)")
@@ -155,26 +164,39 @@ def _add_leaderboard_parser(sub: Any) -> None:
     _lb_exec(s)
 
     v = c.add_parser("validate", help="check submission files (never runs their code)")
-    v.add_argument("files", nargs="+")
+    v.add_argument("files", nargs="+", help="submission JSON files")
 
     r = c.add_parser("verify", help="re-run a submission's agent (RUNS SUBMITTED CODE)")
-    r.add_argument("file")
+    r.add_argument("file", help="submission JSON file")
     r.add_argument(
         "--hidden-seeds", "--fresh-seeds", type=int, default=4, help="hidden seeds per env"
     )
     r.add_argument("--seed", type=int, default=None, help="seed for drawing the hidden seeds")
-    r.add_argument("--rtol", type=float, default=1e-9)
+    r.add_argument(
+        "--rtol",
+        type=float,
+        default=1e-9,
+        help="relative tolerance of the public-seed comparison (default 1e-9)",
+    )
     r.add_argument("--record", action="store_true", help="write the record into the file")
     _lb_sandbox(r)
 
     a = c.add_parser("audit", help="re-run sample cells of a verification record (RUNS CODE)")
-    a.add_argument("files", nargs="+")
+    a.add_argument("files", nargs="+", help="verified submission JSON files")
     a.add_argument("--cells", type=int, default=2, help="cells to re-run per file")
     a.add_argument("--seed", type=int, default=None, help="seed for choosing the cells")
     _lb_sandbox(a)
 
     d = c.add_parser("render", help="write the README table, plot and HTML pages")
     d.add_argument("suites", nargs="*", help="suite ids (default: all)")
+    d.add_argument(
+        "--repository",
+        default=None,
+        metavar="URL",
+        help="https URL of the repository the entry pages link agent code into "
+        "(default: [site] repository of leaderboards/site.toml, else "
+        "https://github.com/hbo-bench/hbo-bench)",
+    )
 
     b = c.add_parser("baselines", help="compute the suite's own reference entries")
     b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
@@ -195,16 +217,16 @@ def _add_archive_parser(sub: Any) -> None:
     b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
     b.add_argument("--batch", type=int, default=40, help="cells merged into the archive at once")
     v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
-    v.add_argument("names", nargs="*")
+    v.add_argument("names", nargs="*", help="experiments (default: all)")
     v.add_argument("--sample", type=int, default=3, help="cells per experiment")
     v.add_argument("--seed", type=int, default=None, help="fix the random draw of cells")
     s = asub.add_parser("status", help="archived / stale / missing cells per experiment")
-    s.add_argument("names", nargs="*")
+    s.add_argument("names", nargs="*", help="experiments (default: all)")
     r = asub.add_parser("render", help="regenerate every published block from the archive")
     r.add_argument("--check", action="store_true", help="only check; exit 1 if a block differs")
     for q in (b, v, s, r):
         q.add_argument("--archive", default=None, help="archive directory (results/archive)")
-    b.add_argument("--backend", choices=("local", "ray"), default="local")
+    b.add_argument("--backend", choices=("local", "ray"), default="local", help=_BACKEND_HELP)
     b.add_argument("--workers", type=int, default=None, help="local processes / Ray tasks")
     b.add_argument("--address", default=None, help="Ray address (default $RAY_ADDRESS)")
 
@@ -222,6 +244,60 @@ def _add_tune_parser(sub: Any) -> None:
     t.add_argument("--out", default=None, help="evidence file (results/tuning/A--F.json)")
 
 
+_FORMATS = ("png", "svg", "pdf")
+_FORMAT_HELP = "figure formats, one or more of png, svg, pdf (default: png)"
+
+
+def _add_logging_options(p: argparse.ArgumentParser, depth: int) -> None:
+    """``-v/--verbose`` and ``-q/--quiet`` on parser ``p`` (the top parser is depth 0, each
+    subcommand one deeper). argparse copies a subcommand's values over its parent's, so every
+    depth counts into its own ``dest``; :func:`_loudness` adds them up: ``hbo-bench -v run
+    ... -v`` is ``-vv``."""
+    g = p.add_argument_group("logging (anywhere on the line)")
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest=f"_verbose{depth}",
+        help="log more on stderr (-v: INFO, what is run and where; -vv: DEBUG; default: WARNING)",
+    )
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        dest=f"_quiet{depth}",
+        help="log only errors on stderr, and no progress output",
+    )
+
+
+def _subparsers(p: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers of ``p``'s subcommands (one level down; aliases once)."""
+    out: list[argparse.ArgumentParser] = []
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if all(child is not q for q in out):
+                    out.append(child)
+    return out
+
+
+def _add_logging_everywhere(p: argparse.ArgumentParser, depth: int = 0) -> None:
+    _add_logging_options(p, depth)
+    for child in _subparsers(p):
+        _add_logging_everywhere(child, depth + 1)
+
+
+def _loudness(args: argparse.Namespace) -> tuple[int, bool]:
+    """``(verbose count, quiet)`` summed over every depth of the command line."""
+    ns = vars(args)
+    verbose = sum(v for k, v in ns.items() if k.startswith("_verbose"))
+    quiet = any(v for k, v in ns.items() if k.startswith("_quiet"))
+    for k in [k for k in ns if k.startswith(("_verbose", "_quiet"))]:
+        delattr(args, k)
+    return verbose, quiet
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="hbo-bench",
@@ -229,20 +305,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     from hbo_envs import __version__
 
-    ap.add_argument("--version", action="version", version=f"hbo-bench {__version__}")
-    loud = ap.add_mutually_exclusive_group()
-    loud.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="log more on stderr (-v: INFO, -vv: DEBUG; default: WARNING)",
-    )
-    loud.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="log only errors on stderr, and no progress output",
+    ap.add_argument(
+        "--version",
+        action="version",
+        version=f"hbo-bench {__version__}",
+        help="print the version and exit",
     )
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -275,14 +342,19 @@ def _parser() -> argparse.ArgumentParser:
     _add_exec_options(r)
 
     s = sub.add_parser("summary", help="print the regret table of a results directory")
-    s.add_argument("dir")
-    s.add_argument("--format", choices=("table", "csv", "markdown", "runtime"), default="table")
+    s.add_argument("dir", help="results directory (the --out of a run)")
+    s.add_argument(
+        "--format",
+        choices=("table", "csv", "markdown", "runtime"),
+        default="table",
+        help="output: an aligned table (default), CSV, Markdown or the runtime table",
+    )
 
     p = sub.add_parser("plot", help="plot mean ± CI of R_t and R_t/t (one panel per env)")
-    p.add_argument("dir")
+    p.add_argument("dir", help="results directory (the --out of a run)")
     p.add_argument("--out", default=None, help="output path without extension (default DIR/regret)")
-    p.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
-    p.add_argument("--title", default=None)
+    p.add_argument("--format", nargs="+", default=["png"], choices=_FORMATS, help=_FORMAT_HELP)
+    p.add_argument("--title", default=None, help="figure title (default: none)")
     p.add_argument("--logy", action="store_true", help="log scale for R_t/t")
 
     q = sub.add_parser("reproduce", help="run a named paper experiment")
@@ -300,7 +372,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--paper-only", action="store_true", help="only the agents the paper shows")
     _add_seed_options(q.add_mutually_exclusive_group(), "the experiment's")
     q.add_argument("--horizon", type=int, default=None, help="override T for every env")
-    q.add_argument("--format", nargs="+", default=["png"], choices=("png", "svg", "pdf"))
+    q.add_argument("--format", nargs="+", default=["png"], choices=_FORMATS, help=_FORMAT_HELP)
     _add_exec_options(q)
 
     sub.add_parser("list", help="list envs, agents and experiments")
@@ -310,6 +382,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_leaderboard_parser(sub)
     _add_archive_parser(sub)
     _add_tune_parser(sub)
+    _add_logging_everywhere(ap)
     return ap
 
 
@@ -353,6 +426,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resolution=args.resolution,
         coverage_points=args.coverage_points,
     )
+    n_seeds = seeds if isinstance(seeds, int) else len(seeds)
+    log.info(
+        "run: %d cell(s) = %d env(s) x %d agent(s) x %d seed(s), horizon %s, into %s "
+        "(backend %s, workers %s%s)",
+        len(cells),
+        len(args.env),
+        len(specs),
+        n_seeds,
+        args.horizon if args.horizon is not None else "the env's",
+        args.out,
+        args.backend,
+        args.workers if args.workers is not None else "default",
+        ", fresh" if args.fresh else "",
+    )
     res = run_sweep(
         cells,
         out=args.out,
@@ -363,6 +450,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         address=args.address,
         batch=not args.no_batch,
     )
+    log.info("run: %d ran, %d already finished, %d failed", res.ran, res.skipped, len(res.failures))
     print(f"{res.ran} cell(s) run, {res.skipped} already finished; results in {args.out}")
     print(format_table(res.summary))
     if args.plot and not res.records.empty:
@@ -386,6 +474,7 @@ def _load(dir_: str) -> tuple[Any, Any]:
             "records.parquet); pass the --out directory of an hbo-bench run."
         )
     records = store.load_records()
+    log.info("read %s: %d record row(s)", store.root, len(records))
     sp = store.root / "summary.parquet"
     if sp.exists():
         from hbo_envs.harness.store import read_table_file
@@ -444,10 +533,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hbo_envs.harness import build_cells, format_table, run_sweep
-    from hbo_envs.harness.claims import evaluate_claims, format_verdicts, verdict_records
-    from hbo_envs.harness.experiments import EXPERIMENTS
     from hbo_envs.harness.plotting import plot_confidence, plot_regret
     from hbo_envs.harness.store import write_json
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.rules.claims import evaluate_claims, format_verdicts, verdict_records
 
     if args.list or not args.name:
         for name, e in EXPERIMENTS.items():
@@ -465,8 +554,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             f"None of the agents of {exp.name} is available ({', '.join(skipped)}); "
             "is the 'agents' package installed?"
         )
-    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.harness.exponent
-        from hbo_envs.harness.exponent import reproduce_exponent
+    if exp.kind == "exponent":  # a ladder of horizons: hbo_envs.judging.experiments.reproduce
+        from hbo_envs.judging.experiments.reproduce import reproduce_exponent
 
         return reproduce_exponent(exp, args, specs, skipped, _seed_arg(args))
     seeds = _seed_arg(args)
@@ -499,6 +588,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         cells += build_cells(
             [env], exp.specs_for(env, specs), seeds, horizon=horizon(env), snapshot=exp.snapshot
         )
+    log.info(
+        "reproduce %s: %d cell(s) into %s (backend %s, workers %s)",
+        exp.name,
+        len(cells),
+        out,
+        args.backend,
+        args.workers if args.workers is not None else "default",
+    )
     meta = {
         "experiment": {
             "name": exp.name,
@@ -587,7 +684,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import hbo_envs
-    from hbo_envs.harness.experiments import EXPERIMENTS, available_agent_names
+    from hbo_envs.judging.experiments import EXPERIMENTS, available_agent_names
 
     print("envs:\n  " + "\n  ".join(hbo_envs.ENV_IDS))
     names = sorted(available_agent_names())
@@ -602,11 +699,71 @@ _COMMANDS = {
     "plot": _cmd_plot,
     "reproduce": _cmd_reproduce,
     "list": _cmd_list,
-    "data": lambda args: __import__("data_scripts.cli", fromlist=["run"]).run(args),
-    "leaderboard": lambda args: _leaderboard_cli().run(args),
-    "archive": lambda args: __import__("hbo_envs.harness.archive", fromlist=["run"]).run(args),
+    "data": lambda args: (
+        _check_data_root(args) or __import__("data_scripts.cli", fromlist=["run"]).run(args)
+    ),
+    "leaderboard": lambda args: _check_leaderboard_root(args) or _leaderboard_cli().run(args),
+    "archive": lambda args: (
+        _check_archive_args(args) or __import__("hbo_envs.judging.cli", fromlist=["run"]).run(args)
+    ),
     "tune": lambda args: __import__("hbo_envs.harness.tuning", fromlist=["run"]).run(args),
 }
+
+
+def _check_data_root(args: argparse.Namespace) -> None:
+    """``data list --root DIR`` lists a directory that must exist (``fetch``/``import``
+    create it)."""
+    if args.data_command == "list" and args.root is not None and not Path(args.root).is_dir():
+        raise UsageError(
+            f"--root {args.root}: no such directory (the data directory; `hbo-bench data "
+            "fetch NAME --root DIR` creates it)."
+        )
+
+
+def _check_leaderboard_root(args: argparse.Namespace) -> None:
+    """The leaderboards folder must exist (and hold a suite, for ``list``/``render``): a
+    mistyped ``--root`` is an error, not an empty listing with exit status 0."""
+    if args.lb_command == "schema":
+        return
+    from hbo_envs.leaderboard.suite import leaderboards_root, list_suites
+
+    root = leaderboards_root(args.root)
+    given = f"--root {args.root}" if args.root is not None else f"the leaderboards folder {root}"
+    log.info("leaderboards folder: %s", root)
+    if not root.is_dir():
+        raise UsageError(
+            f"{given}: no such directory. Pass --root DIR (or set $HBO_LEADERBOARDS) to a "
+            "leaderboards folder: one sub-folder per suite, each with a suite.toml."
+        )
+    if args.lb_command in ("list", "render") and not list_suites(root):
+        raise UsageError(
+            f"{given}: no suite in it (a suite is a sub-folder with a suite.toml). Pass "
+            "--root DIR to a leaderboards folder."
+        )
+
+
+def _check_archive_args(args: argparse.Namespace) -> None:
+    """``--archive`` must be a directory (``build`` may create it) and every experiment name
+    known: errors naming the value, not a KeyError or a silent exit status 0."""
+    from hbo_envs.judging.experiments import EXPERIMENTS
+
+    unknown = [n for n in getattr(args, "names", None) or [] if n not in EXPERIMENTS]
+    if unknown:
+        raise UsageError(
+            f"Unknown experiment {unknown[0]!r}. Known: {', '.join(EXPERIMENTS)} "
+            "(hbo-bench reproduce --list)."
+        )
+    if args.archive is None:
+        return
+    path = Path(args.archive)
+    log.info("archive: %s", path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--archive {path}: not a directory (pass the archive's folder).")
+    if not path.exists() and args.archive_command != "build":
+        raise UsageError(
+            f"--archive {path}: no such directory (`hbo-bench archive build --archive DIR` "
+            "creates an archive)."
+        )
 
 
 def _leaderboard_cli() -> Any:
@@ -648,13 +805,43 @@ def _is_usage_error(exc: BaseException) -> bool:
     return linecache.getline(code.co_filename, tb.tb_lineno).strip().startswith("raise")
 
 
+def _log_context(args: argparse.Namespace) -> None:
+    """INFO: what runs (version, Python, the key libraries) and the data directory."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    import platform
+    from importlib import metadata
+
+    from hbo_envs.data.paths import ENV_VAR, data_dir
+
+    libs = []
+    for dist in ("numpy", "gymnasium"):
+        try:
+            libs.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:  # pragma: no cover - dependencies
+            libs.append(f"{dist} ?")
+    log.info(
+        "hbo-bench %s on Python %s (%s); command: %s",
+        _version(),
+        platform.python_version(),
+        ", ".join(libs),
+        args.command,
+    )
+    log.info("data directory: %s (set %s to change it)", data_dir(), ENV_VAR)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hbo-bench`` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.verbose, args.quiet = _loudness(args)
+    if args.verbose and args.quiet:
+        parser.error("argument -q/--quiet: not allowed with argument -v/--verbose")
     _configure_logging(args.verbose, args.quiet)
     if args.quiet and hasattr(args, "no_progress"):
         args.no_progress = True
     log.debug("hbo-bench %s: %s", _version(), " ".join(sys.argv[1:] if argv is None else argv))
+    _log_context(args)
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, ValueError, TypeError) as exc:

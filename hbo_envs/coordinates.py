@@ -9,7 +9,9 @@ A BO algorithm proposes points ``x`` in a domain, not arm indices. Two adapters:
   ``evaluate(x)``: play the candidate nearest to ``x`` (exactly ``x`` when ``x`` is one)
   for one round and return ``(x_played, y)``.
 - :class:`AskTellAgent` — any ask/tell optimiser (``ask() -> x``, ``tell(x, y)``) as an
-  :class:`agents.protocol.Agent`, so the harness and the leaderboards run it.
+  :class:`agents.protocol.Agent`, so the harness and the leaderboards run it. It tells the
+  optimiser the candidate that was *played* (the nearest to the asked point), and the asked
+  point too when ``tell`` takes ``asked=``.
 
 The domain is the candidate set ``problem.points`` (a finite subset of the papers' domain,
 e.g. 100 points of ``[0, 1]``); ``bounds`` is its bounding box. Nearest is Euclidean
@@ -29,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -160,9 +163,19 @@ class AskTellAgent:
 
     ``factory(problem, bounds, seed)`` builds the optimiser at every ``reset``; it must
     have ``ask() -> x`` (a point of the domain) and ``tell(x, y)``. (No ``posterior()``:
-    the protocol's posterior is optional, and the harness reports no band.) ``act`` plays
-    the candidate nearest to the asked ``x``; ``update`` tells the optimiser
-    the point actually played (a candidate) and its payoff.
+    the protocol's posterior is optional, and the harness reports no band.)
+
+    **What is played and what is told.** The bench plays only candidates (the finite set
+    ``problem.points``): ``act`` plays the candidate *nearest* to the asked ``x``
+    (:func:`nearest_index`), and ``update`` tells the optimiser that **played** point and its
+    payoff, ``tell(x_played, y)``. The payoff belongs to ``x_played``, not to the asked
+    point: telling ``(x_asked, y)`` would teach the optimiser the value of a point that was
+    never evaluated. When the optimiser's ``tell`` also takes an ``asked`` keyword (or
+    ``**kwargs``), it is called as ``tell(x_played, y, asked=x_asked)`` with the point
+    ``ask()`` returned, so an optimiser that keeps the asked trial open can close it: e.g.
+    Optuna marks the asked trial failed and adds the played point as a completed trial
+    when the two differ (``examples/optuna_agent.py``). ``x_played`` equals ``x_asked``
+    exactly when the asked point is a candidate.
 
     >>> import numpy as np
     >>> class RandomSearch:
@@ -170,14 +183,17 @@ class AskTellAgent:
     ...         self.rng, self.bounds = np.random.default_rng(seed), bounds
     ...     def ask(self):
     ...         return self.rng.uniform(self.bounds[0], self.bounds[1])
-    ...     def tell(self, x, y):
-    ...         pass
+    ...     def tell(self, x, y, *, asked):
+    ...         assert x.shape == asked.shape   # x: the candidate played, asked: ask()'s point
     >>> from agents import check_agent
     >>> check_agent(AskTellAgent(RandomSearch, name="random-search"))
     """
 
     def __init__(
-        self, factory: Callable[[Any, np.ndarray, int | None], Any], *, name: str = "ask-tell"
+        self,
+        factory: Callable[[Any, np.ndarray, int | None], Any],
+        *,
+        name: str = "ask-tell",
     ) -> None:
         if not callable(factory):
             allowed = "a callable (problem, bounds, seed) -> optimiser"
@@ -188,6 +204,7 @@ class AskTellAgent:
         self.name = name
 
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        """Build a fresh optimiser for ``problem`` (its ``bounds``: the candidates' box)."""
         if seed is not None:
             seed = check_int("AskTellAgent", "seed", seed, 0, 2**63 - 1)
         self.points = np.asarray(problem.points, dtype=float)
@@ -198,11 +215,37 @@ class AskTellAgent:
                 raise param_error(
                     "AskTellAgent", "factory", f"a factory of objects with {method}()", self.factory
                 )
+        self._tell_asked = _takes_keyword(self.optimizer.tell, "asked")
+        self.asked: np.ndarray | None = None  # the last point ask() returned
 
     def act(self) -> int:
-        return nearest_index(self.points, self.optimizer.ask(), owner="AskTellAgent.ask()")
+        """The index of the candidate nearest to the optimiser's ``ask()``."""
+        x = self.optimizer.ask()
+        i = nearest_index(self.points, x, owner="AskTellAgent.ask()")
+        self.asked = np.asarray(x, dtype=float).reshape(-1).copy()
+        return i
 
     def update(self, action: int, reward: float) -> None:
+        """``tell(x_played, reward[, asked=x_asked])``: the played candidate (see the class)."""
         if not isinstance(action, numbers.Integral) or isinstance(action, bool):
             raise param_error("AskTellAgent", "action", "an arm index (int)", action)
-        self.optimizer.tell(self.points[int(action)].copy(), float(reward))
+        played = self.points[int(action)].copy()
+        if self._tell_asked:
+            asked = played.copy() if self.asked is None else self.asked
+            self.optimizer.tell(played, float(reward), asked=asked)
+        else:
+            self.optimizer.tell(played, float(reward))
+        self.asked = None
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` accepts the keyword argument ``name`` (by name or through ``**kw``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: the two-argument call
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD
+        or (p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        for p in params
+    )

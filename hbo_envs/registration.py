@@ -7,9 +7,9 @@ twice is harmless.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "default_horizon",
     "missing_data",
     "register_envs",
+    "vector_entry_point",
 ]
 
 
@@ -151,31 +152,56 @@ def register_envs() -> None:
 
     One rule for every id (so ids appended to :data:`ENV_SPECS` need nothing more):
 
-    - ``vector_entry_point``: :func:`hbo_envs.envs.vector.make_vector_env` bound to the
-      id's entry point, so ``gym.make_vec(id, num_envs=k,
-      vectorization_mode="vector_entry_point")`` builds the native vector env.
+    - ``vector_entry_point``: the string :func:`vector_entry_point` gives the id,
+      ``"hbo_envs.envs.vector:<id's name>"`` (e.g. ``"hbo_envs.envs.vector:GPBandit_v0"``):
+      a ``"module:function"`` string as Gymnasium's own ids register, so the spec
+      serialises (``EnvSpec.to_json``) and compares equal to its copies. The function is
+      :class:`hbo_envs.envs.vector.VectorCreator` of the id, so ``gym.make_vec(id,
+      num_envs=k, vectorization_mode="vector_entry_point")`` builds the native vector env.
     - ``max_episode_steps`` is left ``None`` in the registry on purpose: the episode length
       is the env's ``horizon`` and ``gym.make(id).spec.max_episode_steps`` states it (see
       :attr:`hbo_envs.envs.GPBanditEnv.spec`). A registered TimeLimit would cut
       ``gym.make(id, horizon=k)`` at the default horizon whenever ``k`` is larger;
       ``gym.make(id, max_episode_steps=k)`` sets the horizon to ``k`` instead.
     """
+    names = [vector_attribute(e.id) for e in ENV_SPECS]
+    if len(set(names)) != len(names):  # pragma: no cover - caught by the first import
+        raise RuntimeError(f"two registered ids share a vector creator name: {sorted(names)}")
     for e in ENV_SPECS:
         if e.id not in gym.registry:
             gym.register(
                 id=e.id,
                 entry_point=e.entry_point,
                 kwargs=dict(e.kwargs),
-                vector_entry_point=functools.partial(_make_vector_env, e.entry_point),
+                vector_entry_point=vector_entry_point(e.id),
             )
 
 
-def _make_vector_env(entry_point: str, **kwargs: Any) -> Any:
-    """Lazy import of :func:`hbo_envs.envs.vector.make_vector_env` (importing ``hbo_envs``
-    stays light: no env module is imported until an env is made)."""
-    from hbo_envs.envs.vector import make_vector_env
+_VECTOR_MODULE = "hbo_envs.envs.vector"
 
-    return make_vector_env(entry_point, **kwargs)
+
+def vector_attribute(env_id: str) -> str:
+    """The name of ``env_id``'s vector creator in :mod:`hbo_envs.envs.vector`: the id without
+    the ``hbo/`` namespace, every character other than a letter or digit made ``_``.
+
+    >>> vector_attribute("hbo/HS-Forrester-AggSub-v0")
+    'HS_Forrester_AggSub_v0'
+    """
+    return re.sub(r"\W", "_", env_id.removeprefix("hbo/"))
+
+
+def vector_entry_point(env_id: str) -> str:
+    """The ``vector_entry_point`` string registered for ``env_id``.
+
+    >>> vector_entry_point("hbo/GPBandit-v0")
+    'hbo_envs.envs.vector:GPBandit_v0'
+    """
+    return f"{_VECTOR_MODULE}:{vector_attribute(env_id)}"
+
+
+def entry_of_vector_attribute(name: str) -> EnvEntry | None:
+    """The :class:`EnvEntry` whose :func:`vector_attribute` is ``name``, else None."""
+    return next((e for e in ENV_SPECS if vector_attribute(e.id) == name), None)
 
 
 def default_horizon(env_id: str) -> int:

@@ -66,7 +66,7 @@ def archive_results() -> dict[str, dict[str, Any]]:
     the committed ``results/archive``, computed once per test process (7-8 s of claim
     evaluation and bootstrap fits; the README check and the floor test each computed it).
     Read-only. Tests that use it carry ``pytest.mark.xdist_group("archive_results")``."""
-    from hbo_envs.harness.publish import all_results
+    from hbo_envs.judging.publish import all_results
 
     return all_results()
 

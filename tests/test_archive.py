@@ -1,4 +1,4 @@
-"""The results archive machinery (hbo_envs.harness.archive) on a tiny plan: build,
+"""The results archive machinery (hbo_envs.judging.archive) on a tiny plan: build,
 resume, stale cells after a source change, bit-for-bit verification and its failure."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from hbo_envs.harness import archive as A
 from hbo_envs.harness.records import record_grid
+from hbo_envs.judging import archive as A
 
 
 @pytest.fixture
@@ -54,19 +54,17 @@ def test_a_timed_experiment_does_not_borrow_batched_cells(tiny, monkeypatch) -> 
     borrowed all of Fig. 1's cells, batched GP-UCB seconds included, before this)."""
     from types import SimpleNamespace
 
-    real = A._experiments()["bkc2020-fig1"]
+    real = A.EXPERIMENTS["bkc2020-fig1"]
     assert real.batches
     A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
     todo = A.plan("bkc2020-fig1")
     for batches, left in ((False, len(todo)), (True, 0)):
         other = SimpleNamespace(batches=batches)
-        monkeypatch.setattr(A, "_experiments", lambda o=other: {"bkc2020-fig1": real, "x": o})
+        monkeypatch.setattr(A, "EXPERIMENTS", {"bkc2020-fig1": real, "x": other})
         assert len(A._borrow("x", tiny, todo, A._Hasher())) == left
     timed_source = SimpleNamespace(batches=False)  # a timed experiment lends to another
     monkeypatch.setattr(
-        A,
-        "_experiments",
-        lambda: {"bkc2020-fig1": timed_source, "y": SimpleNamespace(batches=False)},
+        A, "EXPERIMENTS", {"bkc2020-fig1": timed_source, "y": SimpleNamespace(batches=False)}
     )
     assert A._borrow("y", tiny, todo, A._Hasher()) == []
 
@@ -103,13 +101,13 @@ def test_the_committed_archive_is_small_and_has_its_metadata() -> None:
         assert isinstance(cells, pd.DataFrame) and cells["source_sha256"].str.len().eq(64).all()
 
 
-@pytest.mark.parametrize("name", sorted(A._experiments()))
+@pytest.mark.parametrize("name", sorted(A.EXPERIMENTS))
 def test_plan_without_the_data_check_gives_the_harness_cells(name: str) -> None:
     """Reading and rendering an archive needs no real data: the plan built without
     build_cells' data check has the same cells (fingerprints) as the harness's."""
     from hbo_envs.registration import missing_data
 
-    exp = A._experiments()[name]
+    exp = A.EXPERIMENTS[name]
     envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
     if missing := sorted({d for e in envs if (d := missing_data(e))}):
         pytest.skip(f"{name}'s cells need the real data sets {missing} (../shared/data is absent)")

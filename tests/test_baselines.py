@@ -2,8 +2,8 @@
 
 Every reference agent of every experiment in ``results/archive`` — ATA-GP-UCB included —
 is compared with the ``random`` agent on paired seeds (the claims' rule,
-:func:`hbo_envs.harness.claims.decide_less`). A pair that does not beat it must have a
-mechanism (:data:`hbo_envs.harness.known_failures.CAUSES`), and every cause must match a
+:func:`hbo_envs.judging.rules.claims.decide_less`). A pair that does not beat it must have a
+mechanism (:data:`hbo_envs.judging.rules.known_failures.CAUSES`), and every cause must match a
 failing pair (a fixed pair leaves the table). The numbers are the ``reproduce`` cells: the
 archive runs them with the harness's own cell runner and agent seeds, and a sample of
 them is re-run here bit for bit. ``plotting_corruption.figure1_trace`` pictures the first
@@ -16,8 +16,9 @@ import fnmatch
 
 import pytest
 
-from hbo_envs.harness import archive as A
-from hbo_envs.harness.known_failures import CAUSES, MECHANISMS, floor_failures
+from hbo_envs.judging import archive as A
+from hbo_envs.judging.rules.floor import floor_failures
+from hbo_envs.judging.rules.known_failures import CAUSES, MECHANISMS
 from hbo_envs.registration import missing_data
 
 #: The tests reading the archive's results share one worker, which computes them once.
@@ -70,7 +71,7 @@ def test_the_floor_covers_every_reference_agent_of_every_experiment(results) -> 
 
 @pytest.mark.parametrize("name", ["bkc2020-fig1", "cg2019-fig1f", "cg2019-fig1d", "pl2024-table2"])
 def test_a_sample_of_archive_cells_reruns_bit_for_bit(name: str) -> None:
-    exp = A._experiments()[name]
+    exp = A.EXPERIMENTS[name]
     if missing := sorted({d for e in exp.envs if (d := missing_data(e))}):
         pytest.skip(f"{name}'s cells need the real data sets {missing} (../shared/data is absent)")
     if A.load(name).empty:

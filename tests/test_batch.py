@@ -21,9 +21,9 @@ from agents.gp.engine import EngineBatch, GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
 from hbo_envs.harness import evaluate
 from hbo_envs.harness.cell import run_batch, run_cell
-from hbo_envs.harness.experiments import EXPERIMENTS
 from hbo_envs.harness.runner import build_cells, plan_tasks
 from hbo_envs.harness.specs import AgentSpec
+from hbo_envs.judging.experiments import EXPERIMENTS
 
 TIMING = ["wall_time", "agent_time"]
 

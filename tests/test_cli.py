@@ -208,7 +208,7 @@ def test_reproduce_list_and_tiny_reproduction(hbo_bench, tmp_path: Path) -> None
     meta = json.loads((out / "meta.json").read_text())
     assert meta["experiment"]["name"] == "cg2019-fig1f" and meta["experiment"]["quick"]
     summary = json.loads((out / "summary.json").read_text())
-    from hbo_envs.harness.experiments import EXPERIMENTS
+    from hbo_envs.judging.experiments import EXPERIMENTS
 
     n_claims = len(EXPERIMENTS["cg2019-fig1f"].claims)
     assert len(summary["verdicts"]) >= n_claims  # one verdict per claim and env at least
@@ -267,7 +267,7 @@ def test_the_parser_loads_no_command_package() -> None:
     ``data`` subcommand comes from the lazy ``data_scripts``, not its loaders either):
     1.43 -> 0.6 CPU-s. The commands still parse to their handlers."""
     heavy = ("pandas", "scipy.stats", "hbo_envs.leaderboard", "hbo_envs.harness")
-    heavy += ("hbo_envs.harness.archive", "hbo_envs.data.loaders", "data_scripts._common")
+    heavy += ("hbo_envs.judging.archive", "hbo_envs.data.loaders", "data_scripts._common")
     build = "from hbo_envs.cli import _parser; _parser()"
     assert _loaded_in_a_fresh_interpreter(build, heavy) == []
     from hbo_envs.cli import _parser

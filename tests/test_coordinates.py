@@ -189,3 +189,152 @@ def test_botorch_agent_through_harness_and_leaderboard_validate(
         assert report.ok, str(report)
     finally:
         torch.set_num_threads(threads)
+
+
+class _Recorder:
+    """Ask/tell optimiser that asks off-grid points (and every third time a candidate exactly)
+    and records what ``tell`` receives, with the ``asked`` keyword."""
+
+    def __init__(self, problem, bounds, seed):
+        self.points = np.asarray(problem.points, dtype=float)
+        self.rng = np.random.default_rng(seed)
+        self.bounds, self.asks, self.told = bounds, [], []
+
+    def ask(self):
+        if len(self.asks) % 3 == 2:
+            x = self.points[self.rng.integers(len(self.points))].copy()  # a candidate
+        else:
+            x = self.rng.uniform(self.bounds[0], self.bounds[1])
+        self.asks.append(np.array(x))
+        return x
+
+    def tell(self, x, y, *, asked):
+        self.told.append((np.array(x), y, np.array(asked)))
+
+
+def test_ask_tell_agent_tells_the_played_point_and_the_asked_one() -> None:
+    env = gym.make("hbo/Griewank2D-SymPareto-eps02-v0", horizon=12).unwrapped
+    env.reset(seed=0)
+    agent = AskTellAgent(_Recorder, name="recorder")
+    agent.reset(env.problem, seed=4)
+    pts = env.problem.points
+    differ = 0
+    for t in range(12):
+        a = agent.act()
+        _, y, _, _, _ = env.step(a)
+        agent.update(a, y)
+        x, told_y, asked = agent.optimizer.told[-1]
+        assert np.array_equal(asked, agent.optimizer.asks[t])  # exactly what ask() returned
+        assert np.array_equal(x, pts[a]) and told_y == y  # the payoff goes with the played x
+        naive = int(np.argmin(((pts - asked) ** 2).sum(axis=1)))
+        assert a == naive
+        if t % 3 == 2:
+            assert np.array_equal(x, asked)  # a candidate asked is a candidate played
+        differ += not np.array_equal(x, asked)
+    assert differ == 8  # every off-grid ask: the optimiser learns that x_played != x_asked
+
+
+def _optuna_or_skip() -> None:
+    try:
+        importlib.import_module("optuna")
+    except ImportError:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("CI must run the Optuna example: install the extra, .[optuna]")
+        pytest.skip("optuna is not installed (pip install -e '.[optuna]'); CI runs this test")
+
+
+def _optuna_agent(monkeypatch: pytest.MonkeyPatch) -> object:
+    _optuna_or_skip()
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    return importlib.import_module("optuna_agent")
+
+
+def test_optuna_tpe_study_holds_the_played_points_with_their_payoffs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mod = _optuna_agent(monkeypatch)
+    from optuna.trial import TrialState
+
+    env = gym.make("hbo/Griewank2D-SymPareto-eps02-v0", horizon=15).unwrapped
+    env.reset(seed=1)
+    agent = mod.OptunaTPE(n_startup_trials=4)
+    check_agent(agent, env.problem, rounds=6)
+    agent.reset(env.problem, seed=3)
+    pts = env.problem.points
+    played, asked_all = [], []
+    for _ in range(15):
+        a = agent.act()
+        asked_all.append(agent.asked.copy())
+        _, y, _, _, _ = env.step(a)
+        agent.update(a, y)
+        played.append((tuple(pts[a]), y))
+    trials = agent.optimizer.study.get_trials(deepcopy=False)
+    done = [t for t in trials if t.state == TrialState.COMPLETE]
+    failed = [t for t in trials if t.state == TrialState.FAIL]
+    # the completed trials are exactly the played candidates with their payoffs, in order
+    assert [((t.params["x0"], t.params["x1"]), t.value) for t in done] == played
+    # a failed trial for every asked point that was not played (none is told a payoff)
+    off_grid = [x for x, (p, _) in zip(asked_all, played, strict=True) if tuple(x) != p]
+    assert len(failed) == len(off_grid) > 0
+    assert [(t.params["x0"], t.params["x1"]) for t in failed] == [tuple(x) for x in off_grid]
+
+
+def test_optuna_tpe_same_seed_same_actions_and_bad_params_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mod = _optuna_agent(monkeypatch)
+    problem = gym.make("hbo/RKHS-SE-StudentT-v0", horizon=20).unwrapped.problem
+
+    def actions(seed: int) -> list[int]:
+        agent = mod.OptunaTPE(n_startup_trials=3)
+        agent.reset(problem, seed=seed)
+        out = []
+        for t in range(12):
+            a = agent.act()
+            agent.update(a, float(np.sin(7.0 * problem.points[a, 0]) + 0.1 * t))
+            out.append(a)
+        return out
+
+    assert actions(5) == actions(5)
+    assert actions(5) != actions(6)
+    for bad in ({"n_startup_trials": -1}, {"n_startup_trials": 2.5}, {"multivariate": "yes"}):
+        with pytest.raises(ValueError, match=f"'{next(iter(bad))}' parameter of OptunaTPE"):
+            mod.OptunaTPE(**bad)
+
+
+def test_optuna_tpe_through_the_cli_and_a_leaderboard_validate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The module-level class as the docs show it: ``hbo-bench run --agent
+    optuna_agent:OptunaTPE[...]`` and a leaderboard ``submit`` + ``validate``."""
+    _optuna_agent(monkeypatch)
+    from hbo_envs.cli import main
+    from hbo_envs.leaderboard import load_suite, submit, validate
+
+    out = tmp_path / "runs"
+    argv = ["run", "--env", "hbo/RKHS-SE-StudentT-v0"]
+    argv += ["--agent", "optuna_agent:OptunaTPE[n_startup_trials=3]", "--seeds", "0-1"]
+    argv += ["--horizon", "12", "--workers", "1", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "OptunaTPE[n_startup_trials=3] 2 12 " in capsys.readouterr().out  # 2 seeds, T=12
+    (tmp_path / "lb" / "botorch-smoke-v0").mkdir(parents=True)
+    (tmp_path / "lb" / "botorch-smoke-v0" / "suite.toml").write_text(SUITE)
+    suite = load_suite("botorch-smoke-v0", root=tmp_path / "lb")
+    sub = submit(
+        suite, "optuna_agent:OptunaTPE", {"n_startup_trials": 4}, root=tmp_path / "lb", workers=1
+    )
+    report = validate(sub, suite=suite)
+    assert report.ok, str(report)
+
+
+def test_example_optuna_agent_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    _optuna_or_skip()
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "optuna_agent.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "optuna-tpe   mean R_T (T = 30, 2 seeds)" in out.stdout

@@ -1,4 +1,4 @@
-"""Regret-exponent estimates over a ladder of horizons (hbo_envs.harness.exponent), the
+"""Regret-exponent estimates over a ladder of horizons (hbo_envs.judging.rules.exponent), the
 exponent_at_least claim, and the cg2019-lower-bound reproduction's wiring (real CLI, tiny
 budget)."""
 
@@ -10,22 +10,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import hbo_envs.harness.experiments as X
+import hbo_envs.judging.experiments as X
 from hbo_envs.cli import main
-from hbo_envs.harness.claims import (
+from hbo_envs.harness.specs import AgentSpec
+from hbo_envs.judging.experiments import ExponentExperiment
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     REPRODUCES,
     evaluate_claims,
     exponent_at_least,
 )
-from hbo_envs.harness.exponent import (
+from hbo_envs.judging.rules.exponent import (
     EnvVariant,
-    ExponentExperiment,
     exponent_table,
     run_exponent_sweep,
 )
-from hbo_envs.harness.specs import AgentSpec
 
 
 def _final(p: float, noise: float, seeds: int = 12, seed: int = 0) -> pd.DataFrame:
@@ -166,7 +166,7 @@ def test_no_lower_bound_claim_holds_for_a_policy_that_reads_the_bump() -> None:
     runner, is judged as beating the bound by every claim of cg2019-lower-bound."""
     import dataclasses
 
-    from hbo_envs.harness.experiments.lower_bound import BumpPeeker
+    from hbo_envs.judging.experiments.lower_bound import BumpPeeker
 
     e = X.EXPERIMENTS["cg2019-lower-bound"]
     cheat = AgentSpec(BumpPeeker, label="cheat")
@@ -201,11 +201,16 @@ def test_lower_bound_instance_check_fails_for_an_env_whose_gap_does_not_shrink()
 
 
 @pytest.mark.parametrize(
-    "first", ["hbo_envs.harness.exponent", "hbo_envs.harness.experiments.lower_bound"]
+    "first",
+    [
+        "hbo_envs.judging.rules.exponent",
+        "hbo_envs.judging.experiments.lower_bound",
+        "hbo_envs.judging.experiments.reproduce",
+    ],
 )
-def test_any_harness_module_imports_first_in_a_fresh_interpreter(first):
-    # exponent.py and the lower-bound experiments import each other's types; importing
-    # either one first in a fresh process used to meet a half-initialised module.
+def test_any_exponent_module_imports_first_in_a_fresh_interpreter(first):
+    # exponent.py and the lower-bound experiments used to import each other's types;
+    # importing either one first in a fresh process met a half-initialised module.
     import subprocess
     import sys
 

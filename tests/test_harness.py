@@ -27,8 +27,8 @@ from hbo_envs.harness import (
     run_cell,
     run_sweep,
 )
-from hbo_envs.harness.experiments import EXPERIMENTS, LogT, PowerT
 from hbo_envs.harness.specs import slug
+from hbo_envs.judging.experiments import EXPERIMENTS, LogT, PowerT
 
 ENV = "hbo/RKHS-SE-Spike-v0"  # fixed f, cheap to build
 ENV_T = "hbo/RKHS-SE-StudentT-v0"
@@ -267,7 +267,8 @@ def test_experiment_registry_is_consistent() -> None:
 def test_plot_curves_are_the_pivot_table_of_the_records() -> None:
     """plotting._curves (two np.unique calls on a sweep's records) gives exactly, bit for
     bit, the seeds x rounds pivot table it replaced, also when seeds recorded different
-    rounds, a (seed, t) repeats or a value is NaN (those take the pivot table)."""
+    rounds or a value is NaN (those take the pivot table); a repeated (seed, t), the same
+    cell twice, is refused (the pivot table silently kept the first)."""
     from hbo_envs.harness.plotting import _curves
 
     def pivot(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
@@ -286,7 +287,6 @@ def test_plot_curves_are_the_pivot_table_of_the_records() -> None:
         swept[~((swept["seed"] == 7) & (swept["t"] == 700))],  # a round one seed lacks
         ragged,
         ragged.astype({"regret": "float32"}),
-        pd.concat([ragged, ragged.assign(regret=-1.0)]),  # repeated (seed, t): first wins
         ragged.assign(regret=[0.5, np.nan, 1, 2, 3, 4, 5]),
     ]
     for g in cases:
@@ -301,6 +301,8 @@ def test_plot_curves_are_the_pivot_table_of_the_records() -> None:
             assert t1.tobytes() == t2.tobytes() and c1.tobytes() == c2.tobytes()
     t, c = _curves(swept, "regret")
     assert c.shape == (3, len(t)) and t[-1] == 700
+    with pytest.raises(ValueError, match=r"hold 3 cell\(s\) more than once \(env , agent , seed 2"):
+        _curves(pd.concat([ragged, ragged.assign(regret=-1.0)]), "regret")
 
 
 def test_env_lower_bound_hook_reaches_records_and_plot(tmp_path) -> None:

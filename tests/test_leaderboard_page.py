@@ -1,8 +1,12 @@
 """The rendered leaderboard site in a real headless browser (Debian chromium + chromedriver,
 driven by Selenium): every page loads without console errors, every link and image
 resolves, tables sort, no env column is hidden at 1280 px, the agent column stays in view when
-a phone scrolls the table sideways, and screenshots at 1280 and 390 px are written for a
-person to look at.
+a phone scrolls the table sideways, a phone shows one regret figure per env at its own size
+(linked to its SVG), no figure text is cut by the figure's edge, import paths wrap only at
+dots, and screenshots at 1280 and 390 px are written for a person to look at.
+
+The pages are a fresh render of the committed leaderboards (``conftest.rendered_leaderboards``;
+``test_leaderboard_site.test_committed_site_is_current`` keeps the committed pages equal to it).
 
 Screenshots go to ``leaderboards/_screenshots/`` (git-ignored), or to ``$HBO_SCREENSHOTS``.
 
@@ -20,13 +24,23 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from hbo_envs.leaderboard.site import PAPER_URLS
+from hbo_envs.leaderboard.site import PAPER_URLS, load_site_config
 
-# One browser (the module's driver fixture) for every test here: one xdist worker.
-pytestmark = pytest.mark.xdist_group("browser")
+# One browser (the module's driver fixture) for every test here, on the worker that renders
+# the site once (conftest.rendered_leaderboards): one xdist worker.
+pytestmark = pytest.mark.xdist_group("rendered_leaderboards")
 
-BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
-SHOTS = Path(os.environ.get("HBO_SCREENSHOTS") or BOARDS / "_screenshots")
+COMMITTED = Path(__file__).resolve().parents[1] / "leaderboards"
+SHOTS = Path(os.environ.get("HBO_SCREENSHOTS") or COMMITTED / "_screenshots")
+BOARDS = COMMITTED  # replaced by the rendered copy (the autouse fixture below)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _boards(rendered_leaderboards: Path) -> Any:
+    global BOARDS
+    BOARDS = rendered_leaderboards
+    yield
+    BOARDS = COMMITTED
 
 
 def _pages() -> list[Path]:
@@ -107,6 +121,7 @@ def test_every_page_loads_without_errors_and_every_link_resolves(driver: Any) ->
     assert len(pages) >= 2 + len(suites)  # index, submit, one per suite (+ envs, entries)
     _viewport(driver, 1280)
     allowed = set(PAPER_URLS.values())
+    repo = load_site_config(BOARDS).repository + "/"
     checked = 0
     for page in pages:
         driver.get(page.as_uri())
@@ -118,7 +133,8 @@ def test_every_page_loads_without_errors_and_every_link_resolves(driver: Any) ->
         for href in links:
             u = urlparse(href)
             if u.scheme in ("http", "https"):
-                assert href in allowed, (page, href)  # only the papers' own pages
+                # only the papers' own pages and the agent code in the repository
+                assert href in allowed or (href + "/").startswith(repo), (page, href)
                 continue
             assert u.scheme == "file", (page, href)
             target = Path(unquote(u.path))
@@ -232,6 +248,88 @@ def test_screenshots_at_1280_and_390(driver: Any) -> None:
             written.append(out)
     _viewport(driver, 1280)
     print(f"{len(written)} screenshots in {SHOTS}")
+
+
+def test_a_phone_shows_one_figure_per_env_at_its_own_size_linked_to_its_svg(driver: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    suites = _suites_with_entries()
+    assert suites
+    for suite in suites:
+        n_envs = len(list(suite.glob("envs/*.html")))
+        _viewport(driver, 390, 844)
+        driver.get((suite / "index.html").as_uri())
+        wide = driver.find_element(By.CSS_SELECTOR, ".wide-fig")
+        assert not wide.is_displayed(), f"{suite.name}: the many-panel figure shows on a phone"
+        figs = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.phone-figs figure')).map(f => {"
+            " var a = f.querySelector('a.fig'), i = a.querySelector('img');"
+            " var r = i.getBoundingClientRect();"
+            " return [a.getAttribute('href'), i.getAttribute('src'), r.width, i.naturalWidth,"
+            "  r.right, window.innerWidth]; })"
+        )
+        assert len(figs) == n_envs, (suite.name, len(figs))
+        for href, src, shown, natural, right, inner in figs:
+            assert href == src and href.startswith("envs/") and href.endswith(".phone.svg")
+            assert (suite / href).is_file()
+            # shown at >= 90% of its own size: 9 pt text stays >= 10.8 px; and on screen
+            assert shown >= 0.9 * natural, (suite.name, href, shown, natural)
+            assert right <= inner, (suite.name, href)
+        env_page = sorted(suite.glob("envs/*.html"))[0]
+        driver.get(env_page.as_uri())
+        src = driver.execute_script("return document.querySelector('img.fig').currentSrc")
+        assert src.endswith(f"{env_page.stem}.phone.svg"), src
+        _viewport(driver, 1280)
+        driver.get((suite / "index.html").as_uri())
+        assert driver.find_element(By.CSS_SELECTOR, ".wide-fig a[href='regret.svg'] img")
+        assert driver.find_element(By.CSS_SELECTOR, ".wide-fig").is_displayed()
+        assert not driver.find_element(By.CSS_SELECTOR, ".phone-figs").is_displayed()
+        driver.get(env_page.as_uri())
+        src = driver.execute_script("return document.querySelector('img.fig').currentSrc")
+        assert src.endswith(f"{env_page.stem}.svg"), src
+
+
+def test_no_figure_text_is_cut_by_the_figure_edge(driver: Any) -> None:
+    svgs = sorted(
+        p for s in _suites_with_entries() for p in [*s.glob("*.svg"), *s.glob("envs/*.svg")]
+    )
+    assert len(svgs) >= 4 * 3
+    _viewport(driver, 1280)
+    for svg in svgs:
+        driver.get(svg.as_uri())
+        out = driver.execute_script(
+            "var b = document.documentElement.getBoundingClientRect();"
+            "return Array.from(document.querySelectorAll('text')).map(t => {"
+            " var r = t.getBoundingClientRect();"
+            " return [t.textContent, r.left - b.left, b.right - r.right, r.top - b.top,"
+            "  b.bottom - r.bottom]; }).filter(x => Math.min(x[1], x[2], x[3], x[4]) < -0.5)"
+        )
+        assert not out, f"{svg.relative_to(BOARDS)}: text outside the figure: {out[:3]}"
+
+
+def test_import_paths_wrap_only_at_dots(driver: Any) -> None:
+    pages = []
+    for s in _suites_with_entries():
+        pages += [s / "index.html", *sorted(s.glob("entries/*.html"))[:3]]
+    wrapped = 0
+    for width in (390, 1280):
+        _viewport(driver, width, 844)
+        for page in pages:
+            driver.get(page.as_uri())
+            res = driver.execute_script(
+                "var out = [], lines = 0;"
+                "document.querySelectorAll('code.ip').forEach(c => {"
+                " if (c.getClientRects().length > 1) { lines += 1; }"
+                " c.childNodes.forEach(n => { if (n.nodeType !== 3) return;"
+                "  var r = document.createRange(); r.selectNodeContents(n);"
+                "  if (r.getClientRects().length > 1) out.push(c.textContent + ' / ' + n.data); });"
+                "}); return [document.querySelectorAll('code.ip').length, lines, out];"
+            )
+            n, lines, broken = res
+            assert n >= 1, page
+            assert not broken, f"{page.relative_to(BOARDS)} @{width}: broken inside {broken[:3]}"
+            wrapped += lines if width == 390 else 0
+    assert wrapped > 0  # on a phone some paths do wrap, and only at their dots
 
 
 def test_the_console_check_sees_script_errors(driver: Any, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from hbo_envs.leaderboard.site import _verdict, fmt_sig, suite_data
 from hbo_envs.leaderboard.suite import load_suite
 
 BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
+DEFAULT_REPO = "https://github.com/hbo-bench/hbo-bench"
 SUITE = "corrupted-v0"  # the committed suite with the most entries
 
 
@@ -59,7 +60,7 @@ def test_fmt_sig_has_four_significant_figures_and_no_exponent(x: Any, text: str)
 
 
 # -- aggregates ------------------------------------------------------------------------------
-@pytest.mark.parametrize("module", ["profiles", "site"])
+@pytest.mark.parametrize("module", ["profiles", "site", "figures", "submission"])
 def test_docstring_examples(module: str) -> None:
     import doctest
     import importlib
@@ -293,19 +294,368 @@ def test_env_pages_show_the_env_constants_and_link_the_paper(site: dict[str, Any
 
 
 @RENDERED
-def test_entry_pages_link_the_agent_code_at_its_revision(site: dict[str, Any]) -> None:
-    repo = BOARDS.parent
+def test_entry_pages_link_the_agent_code_in_the_repository_at_its_revision(
+    site: dict[str, Any],
+) -> None:
+    from hbo_envs.leaderboard.site import DEFAULT_REPOSITORY, load_site_config
+
+    repo = load_site_config(site["root"]).repository
+    assert repo == DEFAULT_REPOSITORY  # the committed site.toml states the default
+    dirty = clean = 0
     for v in site["data"].entries:
         page = (site["suite"].folder / "entries" / f"{v.stem}.html").read_text()
-        assert v.revision and v.revision in page
-        m = re.search(r'<dt>code</dt><dd><a href="([^"]+)">', page)
-        assert m is not None, v.file
-        # the link is relative, valid where the site is committed: leaderboards/<suite>/...
-        target = (BOARDS / SUITE / "entries" / m.group(1)).resolve()
-        assert target.relative_to(repo.resolve()).as_posix() == v.source_file
-        assert (repo / v.source_file).is_file()
+        assert v.revision and re.fullmatch("[0-9a-f]{40}", v.revision)
+        file_link = f'href="{repo}/blob/{v.revision}/{v.source_file}"'
+        assert file_link in page, v.file
+        assert f'href="{repo}/commit/{v.revision}"' in page
+        assert 'href="../../../' not in page  # never a path into a local checkout
         assert v.verification.get("verification_seed") is not None
         assert str(v.verification["verification_seed"]) in page
+        # a dirty revision is said to be one, on the entry page and in the suite's table
+        assert ('id="dirty-note"' in page) == bool(v.dirty), v.file
+        dirty += bool(v.dirty)
+        clean += not v.dirty
+    assert dirty and clean  # the committed suite has both kinds
+    suite_page = (site["suite"].folder / "index.html").read_text()
+    suite_page = suite_page[suite_page.index('<table id="provenance"') :]
+    rows = re.findall(
+        r"<tr><td class=\"l\" data-sort=\"[^\"]*\"><a href=\"entries/.*?</tr>", suite_page, re.S
+    )
+    marked = [r for r in rows if "+ uncommitted changes" in r]
+    assert len(rows) == len(site["data"].entries) and len(marked) == dirty
+
+
+@RENDERED
+def test_the_repository_base_url_is_configurable(site: dict[str, Any], tmp_path: Path) -> None:
+    from hbo_envs.leaderboard.site import load_site_config
+
+    root = tmp_path / "leaderboards"
+    (root / SUITE / "submissions").mkdir(parents=True)
+    shutil.copy(site["suite"].folder / "suite.toml", root / SUITE)
+    for f in ("baseline-random.json", "baseline-gp-ucb.json"):
+        shutil.copy(site["suite"].folder / "submissions" / f, root / SUITE / "submissions")
+    (root / "site.toml").write_text(
+        '[site]\nrepository = "https://gitlab.example.org/me/hbo-fork/"\n'
+        'file_url = "{repository}/-/blob/{revision}/{path}"\n'
+    )
+    render_suite(SUITE, root)
+    v = next(v for v in site["data"].entries if v.file == "baseline-gp-ucb.json")
+    page = (root / SUITE / "entries" / "baseline-gp-ucb.html").read_text()
+    base = "https://gitlab.example.org/me/hbo-fork"  # the trailing slash dropped
+    assert f'href="{base}/-/blob/{v.revision}/{v.source_file}"' in page
+    assert f'href="{base}/commit/{v.revision}"' in page
+    # the render argument overrides the file
+    render_suite(SUITE, root, repository="https://example.com/x")
+    page = (root / SUITE / "entries" / "baseline-gp-ucb.html").read_text()
+    assert f'href="https://example.com/x/-/blob/{v.revision}/' in page
+    assert "gitlab.example.org" not in page
+    # and so does the command line
+    from hbo_envs.cli import main
+
+    args = ["leaderboard", "--root", str(root), "render", SUITE]
+    assert main([*args, "--repository", "https://example.org/y"]) == 0
+    page = (root / SUITE / "entries" / "baseline-gp-ucb.html").read_text()
+    assert f'href="https://example.org/y/-/blob/{v.revision}/' in page
+    assert main([*args, "--repository", "http://example.org/y"]) == 2  # not https
+    # bad settings are refused, naming the setting
+    for text, what in [
+        ('[site]\nrepository = "javascript:alert(1)"\n', "'repository'"),
+        ('[site]\nrepository = "https://x.org/a b"\n', "'repository'"),
+        ('[site]\nfile_url = "https://x.org/{path}"\n', "'file_url'"),
+        ('[site]\nrepo = "https://x.org"\n', "unknown setting(s) ['repo']"),
+    ]:
+        (root / "site.toml").write_text(text)
+        with pytest.raises(ValueError, match=re.escape(what)):
+            load_site_config(root)
+
+
+def test_source_links_only_for_a_git_revision_and_a_path_inside_the_repository() -> None:
+    from hbo_envs.leaderboard.site import SiteConfig
+
+    c = SiteConfig(repository="https://h.org/r")
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    assert c.source_links(rev, "agents/gp/gp_ucb.py") == (
+        f"https://h.org/r/blob/{rev}/agents/gp/gp_ucb.py",
+        f"https://h.org/r/commit/{rev}",
+    )
+    assert (
+        c.source_links(rev, "agents/a b#c.py")[0]
+        == f"https://h.org/r/blob/{rev}/agents/a%20b%23c.py"
+    )
+    for path in ("../../etc/passwd", "/etc/passwd", "agents/../x.py", "", None):
+        assert c.source_links(rev, path) == (None, f"https://h.org/r/commit/{rev}"), path
+    for bad in ("<script>", "HEAD", None, "0123456789abcdef0123456789abcdef01234567/../x"):
+        assert c.source_links(bad, "agents/x.py") == (None, None), bad
+
+
+# -- colours and line styles, ties -----------------------------------------------------------
+def _lab(color: str) -> np.ndarray:
+    """CIE L*a*b* (D65) of an sRGB colour (the textbook formulas)."""
+    from matplotlib.colors import to_rgb
+
+    c = np.array(to_rgb(color))
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = m @ c / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_entry_styles_are_distinct_in_colour_and_similar_colours_differ_in_style() -> None:
+    from hbo_envs.leaderboard.figures import PALETTE, RANDOM_COLOR, entry_style
+
+    colors = [*PALETTE, RANDOM_COLOR]
+    styles = [entry_style(k) for k in range(len(PALETTE))]
+    assert len({c for c, _ in styles}) == len(PALETTE)  # 16 entries, 16 colours
+    for i in range(len(colors)):
+        for j in range(i):
+            d = float(np.linalg.norm(_lab(colors[i]) - _lab(colors[j])))
+            assert d >= 25, (colors[i], colors[j], d)  # Delta E 1976: clearly different
+            if d < 30 and i < len(PALETTE):  # the closest pairs also differ in line style
+                assert styles[i][1] != styles[j][1], (colors[i], colors[j])
+    pairs = [entry_style(k) for k in range(64)]
+    assert len({(c, str(ls)) for c, ls in pairs}) == 64
+
+
+def _drawn_styles(svg: str) -> set[tuple[str, tuple[float, ...] | None, float]]:
+    """(colour, dash pattern in line widths or None for solid, line width) of every stroked
+    line of a matplotlib SVG."""
+    out = set()
+    pattern = (
+        r'style="fill: none; (?:stroke-dasharray: ([0-9.,]+); stroke-dashoffset: 0; )?'
+        r"stroke: (#[0-9a-f]{6}); stroke-width: ([0-9.]+)"
+    )
+    for m in re.finditer(pattern, svg):
+        w = float(m[3])
+        dash = tuple(round(float(x) / w, 3) for x in m[1].split(",")) if m[1] else None
+        out.add((m[2], dash, w))
+    return out
+
+
+@RENDERED
+def test_every_entry_has_its_own_colour_and_line_style_in_the_figures(
+    site: dict[str, Any],
+) -> None:
+    data = site["data"]
+    assert len(data.entries) >= 14  # the suite the issue was about
+    expected = {}
+    for v in data.entries:
+        ls = v.linestyle
+        dash = None if ls == "-" else tuple(round(float(x), 3) for x in ls[1])  # type: ignore[index]
+        expected[v.name] = (v.color, dash, 2.0 if v.is_random else 1.4)
+    assert len({(c, d) for c, d, _ in expected.values()}) == len(data.entries)
+    assert len({c for c, _, _ in expected.values()}) == len(data.entries)
+    folder = site["suite"].folder
+    svgs = sorted(folder.glob("*.svg")) + sorted(folder.glob("envs/*.svg"))
+    assert len(svgs) == 3 + 2 * len(site["suite"].envs)  # regret, profiles (+ phone), envs
+    for f in svgs:
+        drawn = _drawn_styles(f.read_text())
+        for name, style in expected.items():
+            assert style in drawn, (f.name, name, style)
+
+
+def _view(name: str, score: float, mean_rank: float) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(name=name, score=score, mean_rank=mean_rank, tie_rank=0, tied_with=[])
+
+
+def test_identical_results_share_a_rank() -> None:
+    from hbo_envs.leaderboard.site import EntryView, share_ties
+
+    vs = [
+        _view("a", 0.9, 1.5),
+        _view("b", 0.8, 2.0),
+        _view("c", 0.8, 2.0),
+        _view("d", 0.8, 2.5),  # same score, worse mean rank: not a tie
+        _view("e", float("nan"), 4.0),
+        _view("f", float("nan"), 4.0),
+    ]
+    share_ties(vs)  # type: ignore[arg-type]
+    assert [v.tie_rank for v in vs] == [1, 2, 2, 4, 5, 5]
+    labels = [EntryView.rank_label.fget(v) for v in vs]  # type: ignore[attr-defined]
+    assert labels == ["1", "=2", "=2", "4", "=5", "=5"]
+    assert vs[1].tied_with == ["c"] and vs[2].tied_with == ["b"] and vs[3].tied_with == []
+
+
+@RENDERED
+def test_the_committed_tie_is_shown_as_a_tie(rendered_leaderboards: Path) -> None:
+    # robust-v0: rcgp-ucb and rcgp-ucb-adaptive have identical results on every seed
+    folder = rendered_leaderboards / "robust-v0"
+    suite = load_suite("robust-v0", rendered_leaderboards)
+    entries, _ = collect_entries(suite)
+    data = suite_data(suite, entries)
+    a, b = data.entries[0], data.entries[1]
+    assert {a.name, b.name} == {"rcgp-ucb", "rcgp-ucb-adaptive"}
+    by_name = {e.name: e for e in entries}
+    ra, rb = (by_name[v.name].sub["results"] for v in (a, b))
+    assert [r["final_regret"] for r in ra] == [r["final_regret"] for r in rb]
+    readme = (folder / "README.md").read_text()
+    page = (folder / "index.html").read_text()
+    for v in (a, b):
+        assert f"| =1 | `{v.name}` |" in readme
+        assert re.search(
+            rf'<td class="l sticky c0" data-sort="1" title="tied with [^"]*">=1</td>\s*'
+            rf'<td class="l sticky c1" data-sort="{v.name}">',
+            page,
+        )
+    assert "| 3 | " in readme and "| 2 | " not in readme  # the next entry is third
+    assert "tie for first place" in _verdict(data)
+    assert html.escape(_verdict(data), quote=False) in page
+    entry = (folder / "entries" / f"{a.stem}.html").read_text()
+    assert "Rank =1 of" in entry and f"<code>{b.name}</code>" in entry
+    rows = list(csv.DictReader(io.StringIO((folder / "results.csv").read_text())))
+    assert {r["rank"] for r in rows if r["agent"] in (a.name, b.name)} == {"1"}
+
+
+# -- escaping and names (issue 37 item 6) ----------------------------------------------------
+EVIL_HTML = '<img src=x onerror="alert(1)">'
+EVIL_HEADING = "\n\n# Fake heading\n\n| a | b |\n|---|---|\n"
+
+
+def _markdown_tokens(text: str) -> list[Any]:
+    """Tokens of ``text`` parsed as CommonMark with GFM tables (markdown-it-py)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    out = []
+    for t in md.parse(text):
+        out.append(t)
+        out.extend(t.children or [])
+    return out
+
+
+def _tags(page: str) -> list[tuple[str, dict[str, str | None]]]:
+    from html.parser import HTMLParser
+
+    tags: list[tuple[str, dict[str, str | None]]] = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            tags.append((tag, dict(attrs)))
+
+    P().feed(page)
+    return tags
+
+
+@RENDERED
+def test_hostile_submission_fields_are_inert_in_every_page(site: dict[str, Any]) -> None:
+    import copy
+
+    from hbo_envs.leaderboard.site import site_files
+
+    suite = site["suite"]
+    entries = copy.deepcopy([e for e in site["entries"] if e.is_random or e.name == "gp-ucb"])
+    e = next(e for e in entries if not e.is_random)
+    a = e.sub["agent"]
+    # what validation would refuse (names) or cannot judge (free text): pages must hold
+    a["display_name"] = f"x{EVIL_HTML}`|{EVIL_HEADING}"
+    a["import_path"] = f"m.n:C`{EVIL_HTML}|"
+    a["params"] = {"p": f"</code><script>alert(2)</script>|{EVIL_HEADING}"}
+    a["code"]["revision"] = "<script>alert(3)</script>"
+    a["code"]["source_file"] = "../../../../etc/passwd"
+    prov = e.sub["provenance"]
+    prov["packages"] = {"numpy": EVIL_HTML + EVIL_HEADING, "hbo-bench": "1`|`" + EVIL_HTML}
+    prov["platform"] = prov["created"] = EVIL_HTML
+    files = site_files(suite, entries)
+
+    tokens = _markdown_tokens(files["README.md"])
+    raw = [t.content for t in tokens if t.type in ("html_inline", "html_block")]
+    assert len(raw) == 1 and raw[0].startswith("<!-- Generated by `hbo-bench leaderboard")
+    assert [t.tag for t in tokens if t.type == "heading_open"] == ["h1"]  # the title only
+    assert [t.attrs.get("src") for t in tokens if t.type == "image"] == ["regret.svg"]
+    for t in tokens:  # links: the env pages, downloads and the repository only
+        href = t.attrs.get("href") if t.type == "link_open" else None
+        assert href is None or "://" not in href or href.startswith(DEFAULT_REPO), href
+    # every table row has as many cells as its header (no cell broken by '|' or a newline)
+    widths: list[int] = []
+    for t in tokens:
+        if t.type == "tr_open":
+            widths.append(0)
+        elif t.type in ("th_open", "td_open"):
+            widths[-1] += 1
+        elif t.type == "table_close":
+            assert len(set(widths)) == 1, widths
+            widths = []
+    # and the hostile text is shown as typed (escaped, not dropped)
+    from markdown_it import MarkdownIt
+
+    shown = MarkdownIt("commonmark").enable("table").render(files["README.md"])
+    assert html.escape(EVIL_HTML) in shown
+    assert "# Fake heading" in shown
+
+    for name, page in files.items():
+        if not name.endswith(".html"):
+            continue
+        tags = _tags(page)
+        assert [t for t, _ in tags].count("script") == 1, name  # the table-sorting script
+        assert all("onerror" not in attrs for _, attrs in tags), name
+        assert all(
+            not (attrs.get("href") or "").startswith(("javascript:", "../../../"))
+            for _, attrs in tags
+        ), name
+        assert [t for t, _ in tags].count("h1") == 1, name
+    entry = files[f"entries/{e.file.removesuffix('.json')}.html"]
+    assert "&lt;img src=x onerror=" in entry  # shown, escaped
+    assert "etc/passwd" in entry and '/etc/passwd"' not in entry  # shown, never linked
+
+
+def test_markdown_escaping_by_hand() -> None:
+    from hbo_envs.leaderboard.site import md_code, md_escape
+
+    assert md_escape("a_b *c* [d](e) <f> & | ~g~ $h$ !") == (
+        r"a\_b \*c\* \[d\](e) \<f\> \& \| \~g\~ \$h\$ \!"
+    )
+    assert md_escape("x\r\n# y\u2028z\u202e") == "x # y z\ufffd"  # one line, bidi visible
+    assert md_escape("- item") == r"\- item" and md_escape("-0.5") == "-0.5"
+    assert md_code("``a`") == "``` ``a` ```"
+    assert md_code("a\\|b") == "`a\\\\\\|b`"  # the pipe's escape stays paired in a table row
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("../../../../x", "'.' at position 1"),
+        ("gp-ucв", "'в' (U+0432 CYRILLIC SMALL LETTER VE) at position 6"),
+        ("gp\u2011ucb", "'\u2011' (U+2011 NON-BREAKING HYPHEN)"),
+        ("GP-UCB", "'G' at position 1"),
+        ("gp/ucb", "'/' at position 3"),
+        ("a..b", "contains '..'"),
+        ("x" * 65, "65 characters"),
+        ("<img>", "U+003C"),
+    ],
+)
+def test_unsafe_display_names_are_refused_naming_the_character(name: str, why: str) -> None:
+    from hbo_envs.leaderboard.submission import load_submission, validate
+
+    sub = load_submission(BOARDS / "heavy-tailed-v0" / "submissions" / "baseline-gp-ucb.json")
+    sub["agent"]["display_name"] = name
+    rep = validate(sub)
+    assert not rep.ok
+    assert any("display_name" in e and why in e for e in rep.errors), rep.errors
+
+
+def test_safe_display_names_pass() -> None:
+    from hbo_envs.leaderboard.submission import safe_name_problem
+
+    for ok in ("gp-ucb", "ata-gp-ucb-nystrom", "my_agent.v2", "0x", "a" * 64):
+        assert safe_name_problem(ok) is None, ok
+
+
+def test_files_with_unsafe_names_are_not_ranked(tmp_path: Path) -> None:
+    src = BOARDS / "heavy-tailed-v0"
+    root = tmp_path / "leaderboards"
+    (root / "heavy-tailed-v0" / "submissions").mkdir(parents=True)
+    shutil.copy(src / "suite.toml", root / "heavy-tailed-v0")
+    sub = src / "submissions" / "baseline-random.json"
+    shutil.copy(sub, root / "heavy-tailed-v0" / "submissions")
+    for bad in ("gp-ucв", "Upper", "..x", "-x"):
+        shutil.copy(sub, root / "heavy-tailed-v0" / "submissions" / f"{bad}.json")
+    entries, notes = collect_entries(load_suite("heavy-tailed-v0", root))
+    assert [e.file for e in entries] == ["baseline-random.json"]
+    for bad in ("gp-ucв", "Upper", "..x", "-x"):
+        assert any(n.startswith(f"{bad}.json: not ranked: the file name") for n in notes), notes
+    assert any("U+0432 CYRILLIC SMALL LETTER VE" in n for n in notes)
 
 
 def test_the_submit_page_example_agent_passes_check_agent() -> None:

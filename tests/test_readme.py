@@ -20,7 +20,7 @@ def archive_once(monkeypatch: pytest.MonkeyPatch, archive_results: dict) -> None
     so no render can change what the next test reads."""
     import copy
 
-    from hbo_envs.harness import publish
+    from hbo_envs.judging import publish
 
     def all_results(root: object = None) -> dict:
         assert root is None, root  # the committed archive, as archive_results read it
@@ -34,7 +34,7 @@ def test_generated_blocks_match_the_archive(archive_once: None) -> None:
     """``hbo-bench archive render --check``: README blocks, docs/results/*.md,
     docs/known-failures.md and the env/agent tables equal what the archive and the
     registries give (the env table is checked only when the real data is present)."""
-    from hbo_envs.harness.publish import render_all
+    from hbo_envs.judging.publish import render_all
 
     stale = render_all(check=True)
     assert not stale, (
@@ -48,7 +48,7 @@ def test_render_detects_a_hand_edited_number(tmp_path, archive_once: None) -> No
     """The sync check can fail: a copy of the README with one verdict count changed."""
     import shutil
 
-    from hbo_envs.harness.publish import render_all
+    from hbo_envs.judging.publish import render_all
 
     shutil.copytree(DOCS, tmp_path / "docs")
     text = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -518,7 +518,7 @@ def test_qff_refuses_the_data_kernel(datadir: Path) -> None:
 
 # -- experiments --------------------------------------------------------------------------
 def test_real_data_experiments_are_registered_with_claims() -> None:
-    from hbo_envs.harness.experiments import EXPERIMENTS
+    from hbo_envs.judging.experiments import EXPERIMENTS
 
     for name, env in (
         ("cg2019-fig1d", "hbo/Stocks29-v0"),
@@ -535,8 +535,8 @@ def test_real_data_experiments_are_registered_with_claims() -> None:
 
 
 def test_paper_value_claim_verdicts() -> None:
-    from hbo_envs.harness.claims import DOES_NOT, NOT_RUN, REPRODUCES, evaluate_claims
-    from hbo_envs.harness.experiments.real_data import PaperValue
+    from hbo_envs.judging.experiments.real_data import PaperValue
+    from hbo_envs.judging.rules.claims import DOES_NOT, NOT_RUN, REPRODUCES, evaluate_claims
 
     rec = pd.DataFrame(
         {"env_id": "e", "agent": "a", "seed": range(6), "t": 100, "regret": [27.0, 28, 29] * 2}

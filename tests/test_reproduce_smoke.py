@@ -14,7 +14,7 @@ import json
 import pytest
 
 from hbo_envs.cli import main
-from hbo_envs.harness.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments import EXPERIMENTS
 from hbo_envs.registration import missing_data
 
 

@@ -19,7 +19,7 @@ MODULES = [
     "hbo_envs.adversaries.frequency",
     "hbo_envs.objectives.han_scarlett",
     "hbo_envs.envs.robust",
-    "hbo_envs.harness.experiments.beyond",
+    "hbo_envs.judging.experiments.beyond",
 ]
 
 

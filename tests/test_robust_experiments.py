@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hbo_envs.harness.claims import DOES_NOT, INCONCLUSIVE, REPRODUCES, evaluate_claims
-from hbo_envs.harness.experiments import EXPERIMENTS
-from hbo_envs.harness.experiments.beyond import (
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments.beyond import (
     AttackRatio,
     attack_success,
     budget_sweep,
     plot_budget_sweep,
 )
+from hbo_envs.judging.rules.claims import DOES_NOT, INCONCLUSIVE, REPRODUCES, evaluate_claims
 
 
 def records(attacked, clean):
@@ -35,18 +35,20 @@ def records(attacked, clean):
 @pytest.mark.parametrize(
     "attacked, at_most, verdict",
     [
-        ([30.0, 31, 29, 30.5, 29.5], False, REPRODUCES),  # ratio ~3 >= 2
-        ([12.0, 11, 12.5, 11.5, 12], False, DOES_NOT),  # ratio ~1.2 < 2: the control
-        ([20.0, 5, 35, 10, 30], False, INCONCLUSIVE),  # CI straddles 2
-        ([12.0, 11, 12.5, 11.5, 12], True, REPRODUCES),  # the random-attack control claim
-        ([30.0, 31, 29, 30.5, 29.5], True, DOES_NOT),
+        ([30.0, 31, 29, 30.5, 29.5, 30], False, REPRODUCES),  # ratio ~3 >= 2
+        ([12.0, 11, 12.5, 11.5, 12, 11], False, DOES_NOT),  # ratio ~1.2 < 2: the control
+        ([20.0, 5, 35, 10, 30, 25], False, INCONCLUSIVE),  # straddles 2
+        ([12.0, 11, 12.5, 11.5, 12, 11], True, REPRODUCES),  # the random-attack control claim
+        ([30.0, 31, 29, 30.5, 29.5, 30], True, DOES_NOT),
     ],
 )
 def test_attack_ratio_verdicts(attacked, at_most, verdict):
-    clean = [10.0, 10.2, 9.8, 10.1, 9.9]
+    clean = [10.0, 10.2, 9.8, 10.1, 9.9, 10.0]
     claim = AttackRatio("x", "s", "gp-ucb", "att", "clean", 2.0, at_most)
     [v] = evaluate_claims([claim], records(attacked, clean))
     assert v.verdict == verdict, v.evidence
+    [w] = evaluate_claims([claim], records(attacked[:5], clean[:5]))
+    assert w.verdict == INCONCLUSIVE and "too few seeds" in w.rule
 
 
 def test_experiments_are_registered_with_every_agent_against_random():
@@ -74,7 +76,7 @@ def test_attack_success_and_budget_sweep_tiny(tmp_path):
 
 
 def test_success_cli_writes_its_table(tmp_path, capsys):
-    from hbo_envs.harness.experiments.beyond_cli import main
+    from hbo_envs.judging.experiments.beyond_cli import main
 
     main(["success", "--out", str(tmp_path), "--seeds", "1"])
     df = pd.read_csv(tmp_path / "attack_success.csv")

@@ -60,7 +60,7 @@ def test_tuning_seeds_share_nothing_with_any_test_instance() -> None:
     """Archive experiments run seeds 0..n-1; leaderboard suites list public seeds and draw
     hidden ones in [2^20, 2^31). Tuning seeds start at 2^40, so no (env, seed) instance of a
     test can be a tuning instance (and every tuning family redraws f per seed)."""
-    from hbo_envs.harness.experiments import EXPERIMENTS
+    from hbo_envs.judging.experiments import EXPERIMENTS
     from hbo_envs.leaderboard.suite import load_suite
     from hbo_envs.leaderboard.verify import _draw_hidden
 

@@ -24,6 +24,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gymnasium.error import DependencyNotInstalled
+
 __all__ = [
     "DATASETS",
     "DataNotFoundError",
@@ -38,11 +40,14 @@ __all__ = [
 ENV_VAR = "HBO_DATA_DIR"
 
 
-class DataNotFoundError(FileNotFoundError, ValueError):
+class DataNotFoundError(DependencyNotInstalled, FileNotFoundError, ValueError):
     """A data set is missing from the data directory; the message names the command to run.
 
-    Both a ``FileNotFoundError`` and a ``ValueError`` (so the CLI reports it as a usage
-    error, not a traceback)."""
+    A :class:`gymnasium.error.DependencyNotInstalled` (the error Gymnasium's tools treat as
+    a missing dependency: a loop that makes every registered env skips the real-data ids
+    when their data is absent, as it skips an env whose package is not installed), and
+    still a ``FileNotFoundError`` and a ``ValueError`` (so the CLI reports it as a usage
+    error, not a traceback, and code written against either keeps working)."""
 
 
 class DataFormatError(ValueError):

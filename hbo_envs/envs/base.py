@@ -142,11 +142,22 @@ def _time_limit_of_enclosing_make(owner: str, kwargs: dict[str, Any]) -> int | N
                 mes = getattr(spec, "max_episode_steps", None)
             horizon = (loc.get("kwargs") or {}).get("horizon")  # what the caller passed
             registered = gym.registry.get(getattr(spec, "id", None))
-            if registered is not None and horizon == registered.kwargs.get("horizon"):
+            if registered is not None and _same_int(horizon, registered.kwargs.get("horizon")):
                 horizon = None  # the registered default (make_vec re-passes it), not a choice
             return resolve_horizon(owner, horizon, mes)
         frame = frame.f_back
     return None
+
+
+def _same_int(value: Any, registered: Any) -> bool:
+    """``value == registered`` for two plain ints: never an elementwise array comparison (a
+    ``horizon`` given as an array must reach :func:`resolve_horizon`'s named error)."""
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and isinstance(registered, int)
+        and value == registered
+    )
 
 
 _POSITIVE = "positive_values"

@@ -31,10 +31,10 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from hbo_envs.envs.base import GPBanditEnv, resolve_horizon
+from hbo_envs.envs.base import GPBanditEnv, _same_int, resolve_horizon
 from hbo_envs.validation import MAX_HORIZON, check_int, param_error
 
-__all__ = ["GPBanditVectorEnv", "MAX_NUM_ENVS", "make_vector_env"]
+__all__ = ["GPBanditVectorEnv", "MAX_NUM_ENVS", "VectorCreator", "make_vector_env"]
 
 MAX_NUM_ENVS = 100_000
 """Largest ``num_envs`` accepted (each sub-env holds its own objective and generator)."""
@@ -134,7 +134,11 @@ class GPBanditVectorEnv(VectorEnv):
         seed: int | Sequence[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Reset every sub-env: ``seed`` an int (``seed + i``), a list or ``None``."""
+        """Reset every sub-env: ``seed`` an int (``seed + i``), a list or ``None``.
+
+        After ``reset(seed=s)`` with an int ``s``, ``np_random_seed`` is ``s``, as for
+        Gymnasium's own native vector envs (``SyncVectorEnv`` reports each sub-env's).
+        """
         owner = type(self).__name__
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
@@ -146,7 +150,9 @@ class GPBanditVectorEnv(VectorEnv):
                 raise param_error(owner, "seed", f"a list of num_envs={self.num_envs} seeds", seed)
         else:
             raise param_error(owner, "seed", "an int, a list of ints or None", seed)
-        super().reset(seed=None)
+        # The batch's own np_random_seed is what Gymnasium's native vector envs report: the
+        # int seed given (sub-env i gets seed + i); a list seeds the sub-envs only.
+        super().reset(seed=int(seed) if isinstance(seed, int | np.integer) else None)
         for i, (env, s) in enumerate(zip(self.envs, seeds, strict=True)):
             env.reset(seed=s, options=options)
             self._pull_objective(i)
@@ -270,3 +276,42 @@ def make_vector_env(entry_point: str, num_envs: int = 1, **kwargs: Any) -> GPBan
     point bound): ``gym.make_vec(id, num_envs=k, vectorization_mode="vector_entry_point")``.
     """
     return GPBanditVectorEnv(num_envs, entry_point=entry_point, **kwargs)
+
+
+class VectorCreator:
+    """The ``vector_entry_point`` of one registered id (a module attribute of this module).
+
+    The registry gives every id the string ``"hbo_envs.envs.vector:<name>"``
+    (:func:`hbo_envs.registration.vector_entry_point`); Gymnasium loads ``<name>`` from this
+    module and calls it as ``creator(num_envs=k, **registered_kwargs, **user_kwargs)``.
+
+    One horizon rule with ``gym.make``: a ``horizon`` equal to the id's *registered*
+    ``horizon`` is the id's default, not a choice, so ``gym.make_vec(id,
+    max_episode_steps=k, vectorization_mode="vector_entry_point")`` gives episodes of ``k``
+    rounds on ids that register a horizon (``hbo/GPBandit-v0``, ``hbo/Frequency-SE-v0``),
+    as ``gym.make(id, max_episode_steps=k)`` and the sync mode do.
+    """
+
+    def __init__(self, env_id: str, entry_point: str, registered: dict[str, Any]) -> None:
+        self.env_id, self.entry_point = env_id, entry_point
+        self.registered_horizon = registered.get("horizon")
+
+    def __call__(self, num_envs: int = 1, **kwargs: Any) -> GPBanditVectorEnv:
+        mes = kwargs.get("max_episode_steps")
+        if mes is not None and not _same_int(mes, -1):  # a TimeLimit asked for
+            if _same_int(kwargs.get("horizon"), self.registered_horizon):
+                kwargs.pop("horizon")
+        return GPBanditVectorEnv(num_envs, entry_point=self.entry_point, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"VectorCreator({self.env_id!r})"
+
+
+def __getattr__(name: str) -> VectorCreator:
+    """``VectorCreator`` of the registered id whose vector name is ``name`` (PEP 562)."""
+    from hbo_envs.registration import entry_of_vector_attribute
+
+    entry = None if name.startswith("__") else entry_of_vector_attribute(name)
+    if entry is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return VectorCreator(entry.id, entry.entry_point, entry.kwargs)

@@ -5,24 +5,17 @@
   results directory, locally or on Ray.
 - :mod:`~hbo_envs.harness.records` (schema, down-sampling), :mod:`~hbo_envs.harness.summary`
   (regret tables), :mod:`~hbo_envs.harness.stats` (IQM, stratified bootstrap, growth
-  exponents), :mod:`~hbo_envs.harness.claims` (the papers' claims and their verdicts),
-  :mod:`~hbo_envs.harness.plotting` (figures), :mod:`~hbo_envs.harness.experiments`
-  (the papers' experiments), :mod:`~hbo_envs.harness.store` (files on disk).
+  exponents), :mod:`~hbo_envs.harness.plotting` (figures), :mod:`~hbo_envs.harness.store`
+  (files on disk), :mod:`~hbo_envs.harness.ray_backend` (Ray).
+
+What decides and publishes — the papers' experiments, the claim rules, the exponent fits,
+the known failures, the results archive and the generated pages — is the judging layer,
+:mod:`hbo_envs.judging`, built on this package; nothing here imports it (CI checks).
 
 The CLI ``hbo-bench`` (:mod:`hbo_envs.cli`) is a thin layer over these.
 """
 
 from hbo_envs.harness.cell import CellResult, run_cell
-from hbo_envs.harness.claims import (
-    Claim,
-    Verdict,
-    below_random,
-    evaluate_claims,
-    less,
-    linear,
-    lowest,
-    sublinear,
-)
 from hbo_envs.harness.records import COLUMNS, SUMMARY_COLUMNS, coverage_grid, record_grid
 from hbo_envs.harness.runner import CellFailure, SweepResult, build_cells, evaluate, run_sweep
 from hbo_envs.harness.specs import AgentSpec, CellSpec, agent_seed, parse_agent, parse_seeds
@@ -37,29 +30,21 @@ __all__ = [
     "CellFailure",
     "CellResult",
     "CellSpec",
-    "Claim",
     "ResultStore",
     "SweepResult",
-    "Verdict",
     "agent_seed",
-    "below_random",
     "build_cells",
     "coverage_grid",
-    "evaluate_claims",
     "evaluate",
     "fit_exponent",
     "format_ordering",
     "format_table",
     "iqm",
-    "less",
-    "linear",
-    "lowest",
     "parse_agent",
     "parse_seeds",
     "record_grid",
     "run_cell",
     "run_sweep",
     "stratified_bootstrap_ci",
-    "sublinear",
     "summarize",
 ]

@@ -28,6 +28,7 @@ import pandas as pd
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from hbo_envs.harness.records import ROUND_KEY, unique_rounds
 from hbo_envs.harness.stats import bootstrap_mean_band
 
 __all__ = ["panel_name", "plot_confidence", "plot_regret"]
@@ -83,12 +84,15 @@ def _curves(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
     aggfunc="first").dropna(axis=1)``, built with two ``np.unique`` calls when every
     ``(seed, t)`` has one value and none is NaN (the records a sweep writes): the same
     arrays at a fraction of pandas' cost (a figure with many panels called it hundreds of
-    times). Anything else takes the pivot table itself."""
+    times). Anything else takes the pivot table itself. A ``(seed, t)`` recorded twice (the
+    same cell twice, e.g. concatenated runs) is refused, never averaged or picked."""
     v = g[metric].to_numpy(dtype=float)
     seeds, si = np.unique(g["seed"].to_numpy(), return_inverse=True)
     ts, ti = np.unique(g["t"].to_numpy(), return_inverse=True)
     cell = si * ts.size + ti
-    if np.isnan(v).any() or np.unique(cell).size != cell.size:
+    if np.unique(cell).size != cell.size:  # the same cell twice: raises, naming it
+        unique_rounds(g.reindex(columns=list(ROUND_KEY), fill_value=""))
+    if np.isnan(v).any():
         piv = g.pivot_table(index="seed", columns="t", values=metric, aggfunc="first")
         piv = piv.dropna(axis=1)
         return piv.columns.to_numpy(dtype=float), piv.to_numpy(dtype=float)

@@ -41,7 +41,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "SUMMARY_COLUMNS", "coverage_grid", "empty_records", "record_grid"]
+__all__ = [
+    "COLUMNS",
+    "ROUND_KEY",
+    "SUMMARY_COLUMNS",
+    "coverage_grid",
+    "empty_records",
+    "record_grid",
+    "unique_rounds",
+]
 
 COLUMNS: dict[str, str] = {
     "env_id": "string",
@@ -121,3 +129,46 @@ def empty_records() -> pd.DataFrame:
 def coerce(df: pd.DataFrame) -> pd.DataFrame:
     """Order columns and set the documented dtypes."""
     return df[list(COLUMNS)].astype(COLUMNS)
+
+
+#: The columns that name one recorded round of one cell (one row of a record table).
+ROUND_KEY = ("env_id", "agent", "seed", "t")
+
+
+def unique_rounds(records: pd.DataFrame, what: str = "the records") -> pd.DataFrame:
+    """``records`` with a fresh ``0 .. n-1`` index, once no round of a cell occurs twice.
+
+    A record table's index carries nothing (``pd.concat`` keeps its frames' indexes, so
+    its labels repeat), so it is dropped: every aggregate works on positions. A repeated
+    :data:`ROUND_KEY` is the same cell twice, e.g. ``pd.concat([a, b])`` of two runs of
+    the same seeds; no statistic over seeds may count it once per copy, so it is a clear
+    error naming the cells (keep one copy, or give the other run's agents other labels).
+
+    >>> df = pd.DataFrame({"env_id": "e", "agent": "a", "seed": [0, 1], "t": 5})
+    >>> unique_rounds(pd.concat([df, df.assign(seed=[2, 3])])).index.tolist()
+    [0, 1, 2, 3]
+    >>> unique_rounds(pd.concat([df, df]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the records hold 2 cell(s) more than once (env e, agent a, seed 0; ...
+    """
+    missing = [c for c in ROUND_KEY if c not in records.columns]
+    if missing:
+        raise ValueError(
+            f"{what} lack the column(s) {missing}; a record table has "
+            f"{list(ROUND_KEY)} (hbo_envs.harness.records.COLUMNS)."
+        )
+    records = records.reset_index(drop=True)
+    dup = records.duplicated(list(ROUND_KEY), keep=False).to_numpy()
+    if dup.any():
+        cells = records.loc[dup, ["env_id", "agent", "seed"]].drop_duplicates()
+        names = [f"env {e}, agent {a}, seed {s}" for e, a, s in cells.itertuples(index=False)]
+        raise ValueError(
+            f"{what} hold {len(names)} cell(s) more than once ({'; '.join(names[:3])}"
+            + ("; ..." if len(names) > 3 else "")
+            + f"): the same (env_id, agent, seed, t) in {int(dup.sum())} rows, e.g. from "
+            "pd.concat of two runs of the same seeds. Each seed must count once: keep one "
+            f"copy (records.drop_duplicates({list(ROUND_KEY)})) or give one run's agents "
+            "other labels."
+        )
+    return records

@@ -17,18 +17,22 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from hbo_envs.harness.records import SUMMARY_COLUMNS
+from hbo_envs.harness.records import SUMMARY_COLUMNS, unique_rounds
 from hbo_envs.harness.stats import iqm, stratified_bootstrap_ci
 
 __all__ = ["final_rows", "format_ordering", "format_table", "summarize"]
 
 
 def final_rows(records: pd.DataFrame) -> pd.DataFrame:
-    """The last recorded round (``t = T``) of every ``(env_id, agent, seed)``."""
+    """The last recorded round (``t = T``) of every ``(env_id, agent, seed)``.
+
+    The index of ``records`` is ignored (concatenated frames repeat labels); a cell that
+    occurs twice is an error (:func:`~hbo_envs.harness.records.unique_rounds`)."""
+    records = unique_rounds(records)
     if records.empty:
         return records
-    idx = records.groupby(["env_id", "agent", "seed"], sort=True)["t"].idxmax()
-    return records.loc[idx.to_numpy()].reset_index(drop=True)
+    pos = records.groupby(["env_id", "agent", "seed"], sort=True)["t"].idxmax()
+    return records.iloc[pos.to_numpy()].reset_index(drop=True)
 
 
 def _stats(prefix: str, x: np.ndarray) -> dict[str, float]:
@@ -46,7 +50,10 @@ def _stats(prefix: str, x: np.ndarray) -> dict[str, float]:
 def summarize(
     records: pd.DataFrame, failed: Mapping[tuple[str, str], int] | None = None
 ) -> pd.DataFrame:
-    """One row per ``(env_id, agent)``; ``failed`` counts failed cells per pair."""
+    """One row per ``(env_id, agent)``; ``failed`` counts failed cells per pair.
+
+    Each seed counts once: ``records`` that hold a cell twice (``pd.concat`` of two runs of
+    the same seeds) are refused, and their index is ignored (:func:`final_rows`)."""
     failed = dict(failed or {})
     fin = final_rows(records)
     bad = fin[~np.isfinite(fin["regret"].to_numpy(dtype=float))] if not fin.empty else fin

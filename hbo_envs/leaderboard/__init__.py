@@ -1,7 +1,10 @@
 """Leaderboards: suites, submissions, validation, verification by re-running, rendering.
 
 - :mod:`~hbo_envs.leaderboard.suite` — ``leaderboards/<suite>/suite.toml`` and env spec hashes,
-- :mod:`~hbo_envs.leaderboard.submission` — the JSON format, :func:`submit`, :func:`validate`,
+- :mod:`~hbo_envs.leaderboard.submission` — the JSON format, :func:`submit`, the file's
+  checks (:func:`~hbo_envs.leaderboard.submission.validate`); this package's
+  :func:`validate` adds the check of its verification record
+  (:func:`~hbo_envs.leaderboard.verify.validate_submission`),
 - :mod:`~hbo_envs.leaderboard.verify` — :func:`verify` (re-runs submitted code, sandboxed by
   :mod:`~hbo_envs.leaderboard.sandbox`), :func:`audit`, :func:`rerun_cells`,
 - :mod:`~hbo_envs.leaderboard.entries` — what a table ranks (only the suite's own numbers),
@@ -20,7 +23,6 @@ from hbo_envs.leaderboard.submission import (
     ValidationReport,
     load_submission,
     submit,
-    validate,
     write_submission,
 )
 from hbo_envs.leaderboard.suite import Suite, SuiteError, list_suites, load_suite
@@ -32,6 +34,7 @@ from hbo_envs.leaderboard.verify import (
     rerun_cells,
     verify,
 )
+from hbo_envs.leaderboard.verify import validate_submission as validate
 
 __all__ = [
     "SUBMISSION_SCHEMA",

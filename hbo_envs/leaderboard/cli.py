@@ -74,11 +74,11 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from hbo_envs.leaderboard import validate
+    from hbo_envs.leaderboard.verify import validate_submission
 
     bad = 0
     for f in args.files:
-        rep = validate(f, root=args.root)
+        rep = validate_submission(f, root=args.root)
         print(f"{f}: {'valid' if rep.ok else 'INVALID'}")
         for line in str(rep).splitlines() if str(rep) != "ok" else []:
             print(f"  {line}")
@@ -134,7 +134,7 @@ def _render(args: argparse.Namespace) -> int:
     names = args.suites or list_suites(args.root)
     for s in names:
         try:
-            for p in render_suite(s, args.root):
+            for p in render_suite(s, args.root, repository=args.repository):
                 print(f"wrote {p}")
         except SuiteError as exc:
             if args.suites:

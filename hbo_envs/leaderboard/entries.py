@@ -33,6 +33,7 @@ from hbo_envs.leaderboard.submission import (
     load_submission,
     normalize_name,
     resolve_agent,
+    safe_name_problem,
     validate,
 )
 from hbo_envs.leaderboard.suite import Suite
@@ -111,6 +112,10 @@ def collect_entries(suite: Suite, *, quiet: bool = False) -> tuple[list[Entry], 
     candidates: list[Entry] = []
     notes: list[str] = []
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        why = safe_name_problem(p.stem)
+        if why:  # the stem names the entry's page: same safe set as display names
+            notes.append(f"{p.name}: not ranked: the file name {p.stem!r} {why}")
+            continue
         try:
             sub = load_submission(p)
         except ValueError as exc:

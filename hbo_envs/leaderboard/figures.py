@@ -22,8 +22,21 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.lines import Line2D
 
-__all__ = ["PALETTE", "RANDOM_COLOR", "Panel", "Series", "curves_svg", "profile_svg"]
+__all__ = [
+    "LINESTYLES",
+    "PALETTE",
+    "RANDOM_COLOR",
+    "RANDOM_STYLE",
+    "Panel",
+    "Series",
+    "curves_svg",
+    "entry_style",
+    "profile_svg",
+]
 
+#: Entry colours, in the order entries get them: Tableau's 10 without its grey (the random
+#: floor's), then 7 darker hues. Every pair is at least 27 apart in CIE L*a*b* (Delta E 1976;
+#: a test checks it), so no two entries of a 16-entry table share a colour.
 PALETTE = (
     "#1f77b4",
     "#d62728",
@@ -34,9 +47,40 @@ PALETTE = (
     "#e377c2",
     "#17becf",
     "#bcbd22",
-    "#393b79",
+    "#0b2f6b",
+    "#7a0b17",
+    "#00542a",
+    "#4b1a7a",
+    "#b35806",
+    "#000000",
+    "#6b6b00",
+)
+#: Entry line styles (matplotlib dash specs), cycled with the colours: solid, dashed,
+#: dotted, dash-dot. The darker hues start one style later than their light counterparts
+#: (entry ``k`` and ``k + 9`` differ in style), so similar colours never share a style.
+LINESTYLES: tuple[str | tuple[float, tuple[float, ...]], ...] = (
+    "-",
+    (0, (5.0, 2.0)),
+    (0, (1.2, 1.6)),
+    (0, (7.0, 2.0, 1.5, 2.0)),
 )
 RANDOM_COLOR = "#7f7f7f"
+#: The random floor: grey, thicker, dash-dot-dot (no entry uses it).
+RANDOM_STYLE: tuple[float, tuple[float, ...]] = (0, (4.0, 1.5, 1.0, 1.5, 1.0, 1.5))
+
+
+def entry_style(k: int) -> tuple[str, str | tuple[float, tuple[float, ...]]]:
+    """Colour and line style of the ``k``-th entry (0-based, random floor excluded): the
+    colour distinct for ``k < len(PALETTE)``, the (colour, style) pair for ``k < 64``.
+
+    >>> entry_style(0), entry_style(1)[1], entry_style(16)[0] == entry_style(0)[0]
+    (('#1f77b4', '-'), (0, (5.0, 2.0)), True)
+    >>> entry_style(16)[1] != entry_style(0)[1]
+    True
+    """
+    n, m = len(PALETTE), len(LINESTYLES)
+    return PALETTE[k % n], LINESTYLES[(k + k // n) % m]
+
 
 _RC = {
     "svg.hashsalt": "hbo-bench-leaderboard",
@@ -61,7 +105,8 @@ class Series:
     y: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
-    dashed: bool = False
+    linestyle: str | tuple[float, tuple[float, ...]] = "-"
+    linewidth: float = 1.4
 
 
 @dataclass(frozen=True)
@@ -91,24 +136,58 @@ def to_svg(fig: Figure) -> str:
 
 
 def _draw(ax: Axes, s: Series) -> None:
-    ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.15, linewidth=0)
-    ax.plot(
-        s.x, s.y, color=s.color, linewidth=1.4, linestyle="--" if s.dashed else "-", label=s.label
+    ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.12, linewidth=0)
+    ax.plot(s.x, s.y, color=s.color, linewidth=s.linewidth, linestyle=s.linestyle, label=s.label)
+
+
+#: Legend geometry, in points (font size 9): handle and gaps around each entry, the average
+#: width of a character of DejaVu Sans, the height of one text line.
+_LEGEND_FONT = 9.0
+_HANDLE_PT = (2.4 + 0.6 + 1.0) * _LEGEND_FONT  # handlelength + handletextpad + columnspacing
+_CHAR_PT = 5.3
+_LINE_IN = 0.19
+
+
+def _legend_layout(
+    series: Sequence[Series], width_in: float, ncol: int
+) -> tuple[list[str], int, float]:
+    """Labels wrapped (at hyphens first) to the width a legend column has, the number of
+    columns, and the height the legend needs (inches): labels are never cut by the figure's
+    edge, whatever their length."""
+    import textwrap
+
+    ncol = max(1, min(ncol, len(series)))
+    col_pt = (width_in * 72.0 - 12.0) / ncol - _HANDLE_PT
+    chars = max(8, int(col_pt / _CHAR_PT))
+    labels = [textwrap.fill(s.label, chars, break_on_hyphens=True) for s in series]
+    nrows = (len(labels) + ncol - 1) // ncol  # matplotlib fills the columns first
+    lines = sum(
+        max(
+            labels[c * nrows + r].count("\n") + 1
+            for c in range(ncol)
+            if c * nrows + r < len(labels)
+        )
+        for r in range(nrows)
     )
+    return labels, ncol, 0.12 + _LINE_IN * lines
 
 
-def _legend(fig: Figure, series: Sequence[Series], ncol: int) -> None:
+def _legend(fig: Figure, series: Sequence[Series], labels: Sequence[str], ncol: int) -> None:
     handles = [
-        Line2D([], [], color=s.color, linewidth=2, linestyle="--" if s.dashed else "-")
+        Line2D([], [], color=s.color, linewidth=s.linewidth + 0.4, linestyle=s.linestyle)
         for s in series
     ]
     fig.legend(
         handles,
-        [s.label for s in series],
+        list(labels),
         loc="lower center",
         ncol=ncol,
         frameon=False,
-        fontsize=9,
+        fontsize=_LEGEND_FONT,
+        handlelength=2.4,
+        handletextpad=0.6,
+        columnspacing=1.0,
+        borderaxespad=0.3,
     )
 
 
@@ -120,15 +199,17 @@ def curves_svg(
     ylabel: str = "IQM of R_t",
     cols: int = 3,
     panel_size: tuple[float, float] = (3.6, 2.6),
+    legend_cols: int = 4,
 ) -> str:
     """Small multiples (``cols`` per row) of IQM curves with CI bands and one shared legend
-    (the series of the first panel, which every panel shares)."""
+    (the series of the first panel, which every panel shares) in ``legend_cols`` columns."""
     with matplotlib.rc_context(_RC):
         cols = max(1, min(cols, len(panels)))
         rows = (len(panels) + cols - 1) // cols
-        legend_rows = (len(panels[0].series) + 3) // 4
         w, h = panel_size
-        fig = Figure(figsize=(w * cols, h * rows + 0.35 + 0.25 * legend_rows))
+        labels, ncol, legend_h = _legend_layout(panels[0].series, w * cols, legend_cols)
+        title_h = 0.2 * (title.count("\n") + 1)
+        fig = Figure(figsize=(w * cols, h * rows + 0.15 + title_h + legend_h))
         axes = fig.subplots(rows, cols, squeeze=False)
         for k, ax in enumerate(axes.ravel()):
             if k >= len(panels):
@@ -144,33 +225,39 @@ def curves_svg(
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=min(0.0, float(min(np.min(s.lo) for s in p.series))))
         fig.suptitle(title, fontsize=10)
-        _legend(fig, panels[0].series, ncol=min(4, len(panels[0].series)))
-        bottom = (0.3 + 0.25 * legend_rows) / fig.get_figheight()
-        fig.tight_layout(rect=(0, bottom, 1, 1))
+        _legend(fig, panels[0].series, labels, ncol)
+        fig.tight_layout(rect=(0, legend_h / fig.get_figheight(), 1, 1))
         return to_svg(fig)
 
 
-def profile_svg(series: Sequence[Series], *, title: str) -> str:
-    """Performance profiles: the fraction of runs with normalized score above τ, with bands."""
+def profile_svg(
+    series: Sequence[Series],
+    *,
+    title: str,
+    size: tuple[float, float] = (7.2, 3.4),
+    legend_cols: int = 3,
+) -> str:
+    """Performance profiles: the fraction of runs with normalized score above τ, with bands
+    (axes of ``size`` inches, the legend below in ``legend_cols`` columns)."""
     with matplotlib.rc_context(_RC):
-        legend_rows = (len(series) + 3) // 4
-        fig = Figure(figsize=(7.2, 3.4 + 0.25 * legend_rows))
+        labels, ncol, legend_h = _legend_layout(series, size[0], legend_cols)
+        fig = Figure(figsize=(size[0], size[1] + legend_h))
         ax = fig.subplots()
         for s in series:
-            ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.15, linewidth=0, step="post")
+            ax.fill_between(s.x, s.lo, s.hi, color=s.color, alpha=0.12, linewidth=0, step="post")
             ax.step(
                 s.x,
                 s.y,
                 where="post",
                 color=s.color,
-                linewidth=1.4,
-                linestyle="--" if s.dashed else "-",
+                linewidth=s.linewidth,
+                linestyle=s.linestyle,
             )
         ax.set_xlabel("normalized score τ  (0 = uniform play, 1 = zero regret)")
         ax.set_ylabel("fraction of runs with score > τ")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(True, color="#e5e5e5", linewidth=0.6)
         ax.set_title(title)
-        _legend(fig, series, ncol=min(4, len(series)))
-        fig.tight_layout(rect=(0, (0.3 + 0.25 * legend_rows) / fig.get_figheight(), 1, 1))
+        _legend(fig, series, labels, ncol)
+        fig.tight_layout(rect=(0, legend_h / fig.get_figheight(), 1, 1))
         return to_svg(fig)

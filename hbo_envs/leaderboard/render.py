@@ -26,7 +26,7 @@ from hbo_envs.leaderboard.suite import Suite, leaderboards_root, list_suites, lo
 __all__ = ["Entry", "collect_entries", "render_all", "render_index", "render_suite"]
 
 
-_OPTIONAL = ("regret.svg", "profiles.svg", "results.csv")
+_OPTIONAL = ("regret.svg", "profiles.svg", "profiles.phone.svg", "results.csv")
 _OWNED_DIRS = ("envs", "entries")
 
 
@@ -39,15 +39,25 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def render_suite(suite: Suite | str, root: str | os.PathLike[str] | None = None) -> list[Path]:
+def render_suite(
+    suite: Suite | str,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    repository: str | None = None,
+) -> list[Path]:
     """Write the suite's part of the site (see :mod:`~hbo_envs.leaderboard.site`): its
     ``index.html``, ``README.md``, ``summary.json``, the figures and ``results.csv`` (when it
     has entries), and one page per env and per entry; remove pages no longer produced.
 
     A suite whose envs are not all available here cannot validate its submissions: it is
     rendered as "no submissions yet" when it has none, else refused (``SuiteError``).
+
+    Agent code is linked into the repository of ``<root>/site.toml`` (see
+    :class:`~hbo_envs.leaderboard.site.SiteConfig`; default
+    :data:`~hbo_envs.leaderboard.site.DEFAULT_REPOSITORY`), or into ``repository`` when given
+    (e.g. for a hosted copy of a fork).
     """
-    from hbo_envs.leaderboard.site import site_files
+    from hbo_envs.leaderboard.site import load_site_config, site_files
     from hbo_envs.leaderboard.suite import SuiteError
 
     if not isinstance(suite, Suite):
@@ -63,7 +73,7 @@ def render_suite(suite: Suite | str, root: str | os.PathLike[str] | None = None)
     entries, notes = collect_entries(suite) if has_files else ([], [])
     for n in notes:
         print(f"left out: {n}")
-    files = site_files(suite, entries)
+    files = site_files(suite, entries, load_site_config(folder.parent, repository=repository))
     for name in _OPTIONAL:
         if name not in files:
             (folder / name).unlink(missing_ok=True)
@@ -95,16 +105,18 @@ def render_index(root: str | os.PathLike[str] | None = None) -> Path:
     return r / "index.html"
 
 
-def render_all(root: str | os.PathLike[str] | None = None) -> list[Path]:
+def render_all(
+    root: str | os.PathLike[str] | None = None, *, repository: str | None = None
+) -> list[Path]:
     """Render every suite that can be rendered here (others are skipped, saying why), and
-    the index."""
+    the index (``repository``: see :func:`render_suite`)."""
     from hbo_envs.leaderboard.suite import SuiteError
 
     r = leaderboards_root(root)
     out = []
     for s in list_suites(r):
         try:
-            out += render_suite(s, r)
+            out += render_suite(s, r, repository=repository)
         except SuiteError as exc:
             print(f"skipped {s}: {exc}")
     out.append(render_index(r))

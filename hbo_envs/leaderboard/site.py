@@ -40,11 +40,12 @@ from scipy.stats import rankdata
 
 from hbo_envs.harness.store import file_sha256
 from hbo_envs.leaderboard.figures import (
-    PALETTE,
     RANDOM_COLOR,
+    RANDOM_STYLE,
     Panel,
     Series,
     curves_svg,
+    entry_style,
     profile_svg,
 )
 from hbo_envs.leaderboard.profiles import (
@@ -53,15 +54,21 @@ from hbo_envs.leaderboard.profiles import (
     probability_of_improvement_ci,
     score_distribution_band,
 )
+from hbo_envs.leaderboard.submission import SAFE_NAME_RULE
 from hbo_envs.leaderboard.suite import Suite
 
 __all__ = [
+    "DEFAULT_REPOSITORY",
     "PAPER_URLS",
     "EntryView",
+    "SiteConfig",
     "entry_view",
     "fmt_sig",
-    "site_files",
     "index_files",
+    "load_site_config",
+    "md_code",
+    "md_escape",
+    "site_files",
 ]
 
 # Where each seed paper can be read; the env registry names the paper and panel.
@@ -71,9 +78,98 @@ PAPER_URLS = {
     # ECAI 2024; the paper's own reference [1] is this record (paper code and supplement).
     "Park–Lee 2024": "https://doi.org/10.5281/zenodo.13345239",
 }
-# Relative path from a page in <root>/<suite>/<sub>/ to the repository's top level, valid
-# for the committed site (leaderboards/ sits at the top level of the repository).
-_TO_REPO = "../../../"
+
+
+# -- where the agent code is linked -------------------------------------------------------
+#: The repository the entry pages link agent code into, unless ``<root>/site.toml`` or the
+#: ``repository=`` argument of the render functions says otherwise.
+DEFAULT_REPOSITORY = "https://github.com/hbo-bench/hbo-bench"
+SITE_FILE = "site.toml"
+_REVISION = re.compile(r"[0-9a-f]{7,64}")
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """Settings of the whole site, read from ``<root>/site.toml`` (all optional)::
+
+        [site]
+        repository = "https://github.com/hbo-bench/hbo-bench"   # the default
+        file_url = "{repository}/blob/{revision}/{path}"         # GitHub/Gitea layout;
+        commit_url = "{repository}/commit/{revision}"            # GitLab: {repository}/-/blob/...
+
+    An entry's code link is ``file_url`` with the revision its submission recorded and the
+    agent's source file, so a hosted copy of the site links the code as it was at that
+    commit (never a path into a local checkout).
+    """
+
+    repository: str = DEFAULT_REPOSITORY
+    file_url: str = "{repository}/blob/{revision}/{path}"
+    commit_url: str = "{repository}/commit/{revision}"
+
+    def __post_init__(self) -> None:
+        from urllib.parse import urlsplit
+
+        u = urlsplit(self.repository)
+        if u.scheme != "https" or not u.netloc or re.search(r"[\s\"'<>{}()]", self.repository):
+            raise ValueError(
+                "The 'repository' setting of the leaderboard site must be an https URL "
+                "without spaces, quotes, <, >, braces or parentheses. "
+                f"Got {self.repository!r} instead."
+            )
+        object.__setattr__(self, "repository", self.repository.rstrip("/"))
+        for key, needs in (("file_url", ("{revision}", "{path}")), ("commit_url", ("{revision}",))):
+            t = getattr(self, key)
+            if not (t.startswith("{repository}") and all(n in t for n in needs)):
+                raise ValueError(
+                    f"The {key!r} setting of the leaderboard site must start with "
+                    f"'{{repository}}' and contain {' and '.join(needs)}. Got {t!r} instead."
+                )
+
+    def source_links(self, revision: str | None, path: str | None) -> tuple[str | None, str | None]:
+        """``(file link, commit link)`` for a recorded revision and a repository-relative
+        path (None where the revision is not a git hash or the path leaves the repository)."""
+        from urllib.parse import quote
+
+        if not revision or _REVISION.fullmatch(revision) is None:
+            return None, None
+        commit = self.commit_url.format(repository=self.repository, revision=revision)
+        parts = (path or "").split("/")
+        if not path or path.startswith("/") or any(q in ("", ".", "..") for q in parts):
+            return None, commit
+        return (
+            self.file_url.format(repository=self.repository, revision=revision, path=quote(path)),
+            commit,
+        )
+
+
+def load_site_config(
+    root: str | Path | None = None, *, repository: str | None = None
+) -> SiteConfig:
+    """The site's settings: ``<root>/site.toml`` if there is one, ``repository`` (when given)
+    overriding its repository; defaults otherwise (:class:`SiteConfig`)."""
+    import tomllib
+
+    from hbo_envs.leaderboard.suite import leaderboards_root
+
+    f = leaderboards_root(root) / SITE_FILE
+    table: dict[str, Any] = {}
+    if f.is_file():
+        doc = tomllib.loads(f.read_text())
+        table = dict(doc.get("site", {}))
+        unknown = sorted(set(doc) - {"site"}) + sorted(
+            set(table) - set(SiteConfig.__dataclass_fields__)
+        )
+        if unknown:
+            raise ValueError(
+                f"{SITE_FILE}: unknown setting(s) {unknown}; allowed: [site] "
+                f"{', '.join(SiteConfig.__dataclass_fields__)}."
+            )
+        for k, v in table.items():
+            if not isinstance(v, str):
+                raise ValueError(f"{SITE_FILE}: [site] {k} must be a string. Got {v!r} instead.")
+    if repository is not None:
+        table["repository"] = repository
+    return SiteConfig(**table)
 
 
 # -- formatting ---------------------------------------------------------------------------
@@ -151,7 +247,12 @@ class EntryView:
     curves: dict[str, tuple[np.ndarray, np.ndarray]]  # env -> (t, (seeds, len(t)) R_t)
     spec_hashes: dict[str, str]
     color: str = ""
+    linestyle: str | tuple[float, tuple[float, ...]] = "-"
     file_sha256: str = ""  # of the submission file as committed
+    tie_rank: int = 0  # rank with ties shared (1 + entries ranked strictly above)
+    tied_with: list[str] = field(default_factory=list)  # names of entries with the same key
+    file_url: str | None = None  # the agent's source file at the recorded revision
+    commit_url: str | None = None  # the recorded revision
     poi_random: tuple[float, float, float] | None = None
     poi_best: tuple[float, float, float] | None = None
 
@@ -161,11 +262,14 @@ class EntryView:
         return self.registered_name is not None and not self.is_random
 
     @property
-    def code_url(self) -> str | None:
-        """Relative link to the agent's source file when it is this project's code."""
-        if self.source_file and self.import_path.startswith("agents."):
-            return _TO_REPO + self.source_file
-        return None
+    def rank_label(self) -> str:
+        """The rank as shown: ``"3"``, or ``"=2"`` when tied with another entry."""
+        return f"={self.tie_rank}" if self.tied_with else str(self.tie_rank)
+
+    @property
+    def is_project_code(self) -> bool:
+        """The agent is this project's code (so its source file is in the linked repository)."""
+        return self.import_path.split(".")[0] in ("agents", "hbo_envs")
 
 
 def entry_view(e: Any) -> EntryView:
@@ -243,16 +347,39 @@ def _runs(v: EntryView, envs: Sequence[str]) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def suite_data(suite: Suite, entries: Sequence[Any]) -> SuiteData:
-    """Views, colors, the random floor, normalized run scores, P(improvement), CI bands."""
+def _rank_key(v: EntryView) -> tuple[str, str]:
+    """What the ranking orders by before names: score, then mean rank (exact values)."""
+    return _sort_key(v.score), _sort_key(v.mean_rank)
+
+
+def share_ties(views: Sequence[EntryView]) -> None:
+    """Competition ranking ("1224") over ``views`` in ranked order: entries with the same
+    score and mean rank (identical results give identical keys) share the rank of the
+    first of them and name each other in ``tied_with``; the next entry's rank counts them.
+    """
+    for v in views:
+        same = [j for j, w in enumerate(views) if _rank_key(w) == _rank_key(v)]
+        v.tie_rank = 1 + same[0]
+        v.tied_with = [views[j].name for j in same if views[j] is not v]
+
+
+def suite_data(suite: Suite, entries: Sequence[Any], config: SiteConfig | None = None) -> SuiteData:
+    """Views, colors, line styles, ties, source links, the random floor, normalized run
+    scores, P(improvement), CI bands."""
+    config = config or SiteConfig()
     views = [entry_view(e) for e in entries]
     k = 0
     for v in views:
         if v.is_random:
-            v.color = RANDOM_COLOR
+            v.color, v.linestyle = RANDOM_COLOR, RANDOM_STYLE
         else:
-            v.color = PALETTE[k % len(PALETTE)]
+            v.color, v.linestyle = entry_style(k)
             k += 1
+        if v.is_project_code:
+            v.file_url, v.commit_url = config.source_links(v.revision, v.source_file)
+        else:  # a submitter's own package: its revision is not one of this repository's
+            v.file_url, v.commit_url = None, None
+    share_ties(views)
     rnd = random_reference(views)
     refs = [v for v in views if v.is_reference]
     best = refs[0] if refs else None  # views come ranked
@@ -294,8 +421,13 @@ def _series(data: SuiteData, env_id: str) -> tuple[Series, ...]:
     for v in data.entries:
         t, y, lo, hi = data.bands[(v.file, env_id)]
         label = v.name + (" (random floor)" if v is data.random else "")
-        out.append(Series(label, v.color, t, y, lo, hi, dashed=v.is_random))
+        out.append(Series(label, v.color, t, y, lo, hi, v.linestyle, 2.0 if v.is_random else 1.4))
     return tuple(out)
+
+
+#: Size in inches of a phone figure's axes: 3.9 in = 281 pt = 374 CSS px, so on a 390 px
+#: screen the figure is shown at its own size (9 pt text = 12 px), not scaled down.
+PHONE_SIZE = (3.9, 2.9)
 
 
 def regret_figure(data: SuiteData) -> str:
@@ -304,15 +436,27 @@ def regret_figure(data: SuiteData) -> str:
     return curves_svg(
         panels,
         title=f"{s.id}: IQM over {len(s.seeds)} seeds of the cumulative regret R_t "
-        f"with {s.confidence:.0%} CI bands (lower is better); random floor dashed",
+        f"with {s.confidence:.0%} CI bands (lower is better); random floor grey",
     )
 
 
-def env_figure(data: SuiteData, env_id: str) -> str:
+def env_figure(data: SuiteData, env_id: str, *, phone: bool = False) -> str:
+    """One env's curves: wide for its page, or sized for a phone (one column, the legend in
+    two columns under the axes)."""
+    panel = [Panel(short_env(env_id), _series(data, env_id))]
+    conf = f"{data.suite.confidence:.0%}"
+    if phone:
+        return curves_svg(
+            panel,
+            title=f"IQM of R_t over seeds, {conf} CI",
+            panel_size=PHONE_SIZE,
+            legend_cols=2,
+        )
     return curves_svg(
-        [Panel(short_env(env_id), _series(data, env_id))],
-        title=f"IQM over seeds of R_t with {data.suite.confidence:.0%} CI bands",
+        panel,
+        title=f"IQM over seeds of R_t with {conf} CI bands",
         panel_size=(7.2, 3.6),
+        legend_cols=3,
     )
 
 
@@ -322,7 +466,7 @@ def profile_taus(data: SuiteData) -> np.ndarray:
     return np.linspace(min(lo, 0.0), 1.0, 101)
 
 
-def profile_figure(data: SuiteData) -> str | None:
+def profile_figure(data: SuiteData, *, phone: bool = False) -> str | None:
     if not data.scores:
         return None
     s, taus = data.suite, profile_taus(data)
@@ -335,7 +479,16 @@ def profile_figure(data: SuiteData) -> str | None:
             reps=s.bootstrap_reps,
             seed=s.bootstrap_seed,
         )
-        series.append(Series(v.name, v.color, taus, y, lo, hi, dashed=v.is_random))
+        series.append(
+            Series(v.name, v.color, taus, y, lo, hi, v.linestyle, 2.0 if v.is_random else 1.4)
+        )
+    if phone:
+        return profile_svg(
+            series,
+            title=f"performance profiles, {s.confidence:.0%} CI",
+            size=PHONE_SIZE,
+            legend_cols=2,
+        )
     return profile_svg(
         series,
         title=f"{s.id}: performance profiles over {len(s.seeds)} seeds x {len(s.envs)} envs "
@@ -367,7 +520,7 @@ def results_csv(data: SuiteData) -> str:
                 w.writerow(
                     [
                         data.suite.id,
-                        v.rank,
+                        v.tie_rank,
                         v.name,
                         v.file,
                         v.status,
@@ -431,24 +584,120 @@ def env_paper(env_id: str) -> tuple[str, str | None]:
     return paper, url
 
 
+# -- escaping -------------------------------------------------------------------------------
+# CommonMark lets any ASCII punctuation be backslash-escaped. These are the characters that
+# start inline markup (emphasis, code, links, images, raw HTML, entities, GFM strikethrough
+# and table cells, math on GitHub). Block markup opens only at a line start: a value is
+# collapsed to one line, and what could open a block at its start is escaped too.
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>&|~$!])")
+# what could open a block at a line start: heading, quote, list item, thematic break, setext
+# underline, ordered-list marker (escaped in front of its punctuation: "1\\." shows "1.")
+_MD_LINE_START = re.compile(r"^(?:[#>]|[-+=](?=\s|$|[-+=])|\d{1,9}(?=[.)](?:\s|$)))")
+
+
+class MdSafe(str):
+    """Markdown that is already escaped (what :func:`md_code` returns)."""
+
+
+def _one_line(text: str) -> str:
+    """Line breaks (any Unicode one) and runs of white space become one space; control and
+    format characters (bidi overrides, zero-width) become U+FFFD, visibly."""
+    import unicodedata
+
+    text = re.sub(r"\s+", " ", text)
+    return "".join(
+        "\ufffd" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text
+    )
+
+
+def md_escape(value: Any) -> str:
+    """``value`` as inert Markdown text: one line, every inline-markup character escaped, so
+    it shows as typed (no HTML, heading, link, image, emphasis or table cell break).
+
+    >>> md_escape('<img src=x onerror=alert(1)>\\n# Fake heading | x')
+    '\\\\<img src=x onerror=alert(1)\\\\> # Fake heading \\\\| x'
+    >>> md_escape("# title"), md_escape("1. item"), md_escape("-0.25"), md_escape("=1")
+    ('\\\\# title', '1\\\\. item', '-0.25', '=1')
+    """
+    if isinstance(value, MdSafe):
+        return value
+    text = _MD_INLINE.sub(r"\\\1", _one_line("" if value is None else str(value)))
+    return _escape_line_start(text)
+
+
+def _escape_line_start(text: str) -> str:
+    m = _MD_LINE_START.match(text)
+    if m is None:
+        return text
+    if m.group()[0].isdigit():  # "1. x": escape the list marker's punctuation
+        return text[: m.end()] + "\\" + text[m.end() :]
+    return "\\" + text
+
+
+def md_code(value: Any) -> MdSafe:
+    """``value`` as a Markdown code span (shown verbatim): one line, fenced by more
+    backticks than it holds in a row, ``|`` escaped for GFM table cells.
+
+    >>> md_code("a`b|c")
+    '``a`b\\\\|c``'
+    """
+    # a GFM table row pairs a backslash with the next character before it splits cells at
+    # '|': the backslashes before a pipe are doubled, so the pipe's own escape stays paired
+    text = re.sub(
+        r"(\\*)\|", lambda m: m.group(1) * 2 + "\\|", _one_line("" if value is None else str(value))
+    )
+    runs = [len(r) for r in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return MdSafe(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def _md_finalize(value: Any) -> str:
+    return md_escape(value)
+
+
+def _wrap_at_dots(text: str) -> Any:
+    """An import path (or file path) that may wrap only after ``.``, ``:`` and ``/``
+    (escaped, then ``<wbr>``)."""
+    import markupsafe
+
+    parts = re.split(r"(?<=[.:/])", str(text))
+    return markupsafe.Markup("<wbr>".join(markupsafe.escape(p) for p in parts))
+
+
 # -- templates ------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _jinja() -> Any:
+_FILTERS: dict[str, Any] = {
+    "sig": fmt_sig,
+    "fixed": fmt_fixed,
+    "sortkey": _sort_key,
+    "short_env": short_env,
+    "slug": env_slug,
+    "tojson_compact": lambda x: json.dumps(x, sort_keys=True),
+}
+
+
+@lru_cache(maxsize=2)
+def _jinja(markdown: bool = False) -> Any:
+    """The template environment: HTML autoescaped everywhere (every template but ``*.md.j2``
+    and strings); Markdown templates escape every ``{{ }}`` through :func:`md_escape`
+    (``|code`` for a code span)."""
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("hbo_envs.leaderboard", "templates"),
-        autoescape=jinja2.select_autoescape(["html", "html.j2"]),
+        autoescape=not markdown,
+        finalize=_md_finalize if markdown else None,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(
-        sig=fmt_sig, fixed=fmt_fixed, sortkey=_sort_key, short_env=short_env, slug=env_slug
-    )
-    env.filters["tojson_compact"] = lambda x: json.dumps(x, sort_keys=True)
-    env.filters["wbr"] = _wbr
+    env.filters.update(_FILTERS)
+    if markdown:
+        env.filters["code"] = md_code
+    else:
+        env.filters["wbr"] = _wbr
+        env.filters["dots"] = _wrap_at_dots
     return env
 
 
@@ -460,7 +709,8 @@ def _wbr(text: str) -> Any:
 
 
 def render_template(name: str, **ctx: Any) -> str:
-    return _jinja().get_template(name).render(**ctx)
+    """Render template ``name`` (``*.md.j2``: Markdown-escaped, else HTML-autoescaped)."""
+    return _jinja(name.endswith(".md.j2")).get_template(name).render(**ctx)
 
 
 def _ci(v: EntryView) -> str:
@@ -474,22 +724,39 @@ def _verdict(data: SuiteData) -> str:
     if not ranked:
         return "No entry has a score yet (the suite needs its random baseline)."
     a = ranked[0]
-    s = f"{a.name} ranks first with score {_ci(a)}"
-    if len(ranked) == 1:
-        return s + "."
-    b = ranked[1]
+    if a.tied_with:
+        others = [v for v in ranked if v.name in a.tied_with]
+        names = ", ".join(v.name for v in [a, *others][:-1]) + f" and {others[-1].name}"
+        s = (
+            f"{names} tie for first place with identical scores {_ci(a)} and mean ranks "
+            f"{fmt_fixed(a.mean_rank, 2)}"
+        )
+        rest = [v for v in ranked if v is not a and v not in others]
+        if not rest:
+            return s + "."
+        a, b = a, rest[0]
+    else:
+        s = f"{a.name} ranks first with score {_ci(a)}"
+        if len(ranked) == 1:
+            return s + "."
+        b = ranked[1]
     overlap = a.score_lo <= b.score_hi
     conf = f"{data.suite.confidence:.0%}"
     return (
         s + f"; its {conf} CI {'overlaps' if overlap else 'does not overlap'} that of "
         f"{b.name} ({_ci(b)}), so first place is {'not ' if overlap else ''}separated from "
-        "second at this confidence."
+        f"{'the next' if a.tied_with else 'second'} at this confidence."
     )
 
 
-def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
-    """Every file of ``suite``'s part of the site: path relative to the suite folder -> text."""
-    data = suite_data(suite, entries)
+def site_files(
+    suite: Suite, entries: Sequence[Any], config: SiteConfig | None = None
+) -> dict[str, str]:
+    """Every file of ``suite``'s part of the site: path relative to the suite folder -> text
+    (``config``: the site's settings, :func:`load_site_config` of the suite's root if None)."""
+    if config is None:
+        config = load_site_config(suite.folder.parent)
+    data = suite_data(suite, entries, config)
     out: dict[str, str] = {}
     envs = [
         {
@@ -511,12 +778,14 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
         "verdict": _verdict(data),
         "csv_sha256": sha256_text(csv_text) if csv_text else "",
         "has_profiles": bool(data.scores),
+        "config": config,
     }
     if data.entries:
         out["regret.svg"] = regret_figure(data)
         prof = profile_figure(data)
         if prof:
             out["profiles.svg"] = prof
+            out["profiles.phone.svg"] = profile_figure(data, phone=True) or ""
         out["results.csv"] = csv_text
     out["summary.json"] = summary_json(suite_summary(suite, entries, ctx["csv_sha256"]))
     out["index.html"] = render_template("suite.html.j2", **ctx)
@@ -539,6 +808,7 @@ def site_files(suite: Suite, entries: Sequence[Any]) -> dict[str, str]:
         )
         if data.entries:
             out[f"envs/{env['slug']}.svg"] = env_figure(data, x)
+            out[f"envs/{env['slug']}.phone.svg"] = env_figure(data, x, phone=True)
         out[f"envs/{env['slug']}.html"] = render_template("env.html.j2", **envctx)
     for v in data.entries:
         out[f"entries/{v.stem}.html"] = render_template("entry.html.j2", **dict(ctx, v=v))
@@ -549,6 +819,7 @@ def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = ""
     """What the index shows of a suite (written as ``summary.json`` beside its pages, so the
     index can list a suite this machine cannot re-render, e.g. without its real data)."""
     views = [entry_view(e) for e in entries]
+    share_ties(views)
     ranked = [v for v in views if np.isfinite(v.score)]
     dates = [v.date for v in views if v.status == "verified" and v.date]
     lead = ranked[0] if ranked else None
@@ -562,6 +833,7 @@ def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = ""
         "n_verified": sum(v.status == "verified" for v in views),
         "leader": lead.name if lead else None,
         "leader_stem": lead.stem if lead else None,
+        "leader_tied_with": list(lead.tied_with) if lead else [],
         "leader_score": lead.score if lead else None,
         "leader_lo": lead.score_lo if lead else None,
         "leader_hi": lead.score_hi if lead else None,
@@ -578,5 +850,7 @@ def index_files(summaries: Sequence[dict[str, Any]], skipped: Sequence[str] = ()
     """``index.html`` and ``submit.html`` of the leaderboards root."""
     return {
         "index.html": render_template("index.html.j2", summaries=summaries, skipped=skipped),
-        "submit.html": render_template("submit.html.j2", suites=summaries),
+        "submit.html": render_template(
+            "submit.html.j2", suites=summaries, name_rule=SAFE_NAME_RULE
+        ),
     }

@@ -312,7 +312,8 @@ def normalize_name(name: str) -> str:
 def display_name_problem(name: Any) -> str | None:
     """Why ``name`` cannot be a display name, or None: 1 to 80 characters, already in NFKC
     form, no control, format (zero-width, bidi), private-use or unassigned characters, no
-    ``|``, backtick, ``<`` or ``>``, no leading/trailing space."""
+    ``|``, backtick, ``<`` or ``>``, no leading/trailing space; and within the safe set
+    of page names (:func:`safe_name_problem`)."""
     if not isinstance(name, str) or not 0 < len(name) <= 80:
         return "must be a string of 1 to 80 characters"
     bad = [c for c in name if unicodedata.category(c) in _INVISIBLE or c in "|`<>"]
@@ -322,9 +323,56 @@ def display_name_problem(name: Any) -> str | None:
             "zero-width, bidi, unassigned characters and | ` < > are not allowed)"
         )
     if unicodedata.normalize("NFKC", name) != name:
-        return "is not in Unicode NFKC form (write it with plain characters)"
+        c = next(c for c in name if unicodedata.normalize("NFKC", c) != c)
+        return (
+            f"is not in Unicode NFKC form (write it with plain characters): {c!r} "
+            f"(U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})"
+        )
     if name != name.strip():
         return "has leading or trailing white space"
+    return safe_name_problem(name)
+
+
+#: The names pages are built from (display names, submission file stems): lowercase ASCII
+#: letters, digits, ``.``, ``_``, ``-``; first a letter or digit; at most 64 characters; no
+#: ``..``. So a name is never markup, a path or a look-alike of another name.
+SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+SAFE_NAME_RULE = "[a-z0-9][a-z0-9._-]{0,63} without '..'"
+
+
+def safe_name_problem(name: str) -> str | None:
+    """Why ``name`` is outside :data:`SAFE_NAME`, naming the first offending character
+    (a non-ASCII one with its code point and Unicode name: ``gp-ucв`` holds U+0432
+    CYRILLIC SMALL LETTER VE, a look-alike of ``b``), or None.
+
+    >>> safe_name_problem("gp-ucb") is None
+    True
+    >>> safe_name_problem("gp-ucв").split(":")[0]
+    "has the non-ASCII character 'в' (U+0432 CYRILLIC SMALL LETTER VE) at position 6"
+    """
+    rule = SAFE_NAME_RULE
+    for i, c in enumerate(name, 1):
+        if not c.isascii():
+            what = unicodedata.name(c, "unnamed")
+            return (
+                f"has the non-ASCII character {c!r} (U+{ord(c):04X} {what}) at position {i}: "
+                f"names are ASCII, {rule}"
+            )
+    if SAFE_NAME.fullmatch(name) is None:
+        bad = next(
+            (
+                (i, c)
+                for i, c in enumerate(name, 1)
+                if not (c.islower() or c.isdigit() or (i > 1 and c in "._-"))
+            ),
+            None,
+        )
+        where = f": {bad[1]!r} at position {bad[0]} is not allowed" if bad else ""
+        if bad is None and len(name) > 64:
+            where = f": {len(name)} characters"
+        return f"is not a safe name{where} (names are {rule}; at most 64 characters)"
+    if ".." in name:
+        return f"contains '..' (names are {rule})"
     return None
 
 
@@ -504,14 +552,12 @@ def submit(
     if display_name is None:
         from hbo_envs.harness.specs import AgentSpec
 
-        display_name = AgentSpec(registered or import_path, params).label
+        label = AgentSpec(registered or import_path, params).label.lower()
+        display_name = re.sub(r"[^a-z0-9._-]+", "-", label).strip("-._")[:64]
     why = display_name_problem(display_name)
     if why:
         raise param_error(
-            "submit",
-            "display_name",
-            f"1 to 80 characters without control characters, '|', '`', '<' or '>' ({why})",
-            display_name,
+            "submit", "display_name", f"a name {SAFE_NAME_RULE} ({why})", display_name
         )
     results = run_suite(
         suite,
@@ -662,15 +708,6 @@ def validate(
     _check_results(sub, suite, rep)
     if rep.ok:
         _check_aggregates(sub, suite, rep)
-    if rep.ok and sub.get("verification") is not None:
-        from hbo_envs.leaderboard.verify import record_status
-
-        status, _, why = record_status(sub, suite)
-        if status in ("stale", "unverified"):
-            rep.warnings.append(
-                f"verification: {why}; the recorded verification does not apply (it is not "
-                "ranked; run verify again)."
-            )
     return rep
 
 

@@ -51,6 +51,7 @@ from hbo_envs.leaderboard.sandbox import (
     module_source_sha256,
 )
 from hbo_envs.leaderboard.submission import (
+    ValidationReport,
     aggregates,
     check_results,
     content_sha256,
@@ -73,6 +74,7 @@ __all__ = [
     "record_sha256",
     "record_status",
     "rerun_cells",
+    "validate_submission",
     "verify",
 ]
 
@@ -351,6 +353,32 @@ class VerificationReport:
 
     def __str__(self) -> str:
         return "\n".join([f"status: {self.status}", *self.messages])
+
+
+def validate_submission(
+    sub: Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    suite: Suite | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> ValidationReport:
+    """:func:`~hbo_envs.leaderboard.submission.validate`, plus a warning when the file's
+    verification record does not apply (:func:`record_status` says ``stale`` or
+    ``unverified``). The record check lives here, above the submission module, so that
+    module imports nothing of this one (``hbo-bench leaderboard validate`` runs this)."""
+    if not isinstance(sub, Mapping):
+        try:
+            sub = load_submission(sub)
+        except ValueError:
+            return validate(sub, suite=suite, root=root)  # reports why it cannot be read
+    rep = validate(sub, suite=suite, root=root)
+    if rep.ok and sub.get("verification") is not None:
+        status, _, why = record_status(sub, rep.suite)
+        if status in ("stale", "unverified"):
+            rep.warnings.append(
+                f"verification: {why}; the recorded verification does not apply (it is not "
+                "ranked; run verify again)."
+            )
+    return rep
 
 
 def _draw_hidden(suite: Suite, hidden: int, seed: int) -> list[int]:

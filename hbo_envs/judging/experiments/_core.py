@@ -1,20 +1,24 @@
-"""Core of the experiment registry: :class:`Experiment`, schedules passed as agent
-parameters, and :func:`register` (see :mod:`hbo_envs.harness.experiments`)."""
+"""Core of the experiment registry: :class:`Experiment` and :class:`ExponentExperiment`,
+schedules passed as agent parameters, and :func:`register` (see
+:mod:`hbo_envs.judging.experiments`). The claims and the exponent's :class:`EnvVariant`
+come from the rules below (:mod:`hbo_envs.judging.rules`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbo_envs.harness.claims import Claim
 from hbo_envs.harness.specs import AgentSpec
+from hbo_envs.judging.rules.claims import Claim
+from hbo_envs.judging.rules.exponent import EnvVariant
 
 __all__ = [
     "EXPERIMENTS",
+    "EnvVariant",
     "Exclusion",
     "Experiment",
+    "ExponentExperiment",
     "LogT",
     "PowerT",
     "available_agent_names",
@@ -178,21 +182,9 @@ def register(e: Experiment) -> None:
     EXPERIMENTS[e.name] = e
 
 
-# The exponent experiments' data types live here, beside Experiment, so that importing
-# hbo_envs.harness.exponent first (it re-exports them) cannot meet a half-initialised module
-# through the lower-bound experiments, which register ExponentExperiments.
-@dataclass(frozen=True)
-class EnvVariant:
-    """A registered env with keyword arguments, under its own label (e.g. ``α = 0.5``)."""
-
-    label: str
-    env_id: str
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class ExponentExperiment(Experiment):
-    """An :class:`~hbo_envs.harness.experiments.Experiment` measured over a ladder of ``T``.
+    """An :class:`~hbo_envs.judging.experiments.Experiment` measured over a ladder of ``T``.
 
     ``variants`` are the envs (with kwargs) it runs, ``horizons`` / ``quick_horizons`` the
     ladders of ``T``; ``horizon`` / ``quick_horizon`` must be their largest entries. Claims

@@ -1,13 +1,14 @@
-"""Reference agents that do not beat uniform play, generated from the results archive.
+"""Why a reference agent does not beat uniform play: the mechanisms, stated once, as data.
 
 The floor has no exemptions: every reference agent of every experiment (ATA-GP-UCB
 included) is compared with the ``random`` agent on paired seeds of the archive
-(:func:`floor_failures`; the rule of :func:`hbo_envs.harness.claims.decide_less`). A pair
-that does not beat it is a *known failure* when a mechanism explains it: :data:`CAUSES`
-maps pairs (glob patterns) to a key of :data:`MECHANISMS`, where each mechanism is stated
-once, in words. The numbers are never typed here: they come from the archive
-(``docs/known-failures.md`` is rendered by ``hbo-bench archive render``;
-:func:`known_failures` gives them as a dict).
+(:func:`hbo_envs.judging.rules.floor.floor_failures`; the rule of
+:func:`hbo_envs.judging.rules.claims.decide_less`). A pair that does not beat it is a
+*known failure* when a mechanism explains it: :data:`CAUSES` maps pairs (glob patterns) to
+a key of :data:`MECHANISMS`, where each mechanism is stated once, in words. The numbers
+are never typed here: they come from the archive (``docs/known-failures.md`` is rendered
+by ``hbo-bench archive render``; :func:`hbo_envs.judging.publish.known_failures` gives
+them as a dict). This module imports nothing of the project: the claims read it.
 ``tests/test_baselines.py`` requires every failing pair to have a mechanism and every
 cause to match a failing pair (a fixed pair must leave :data:`CAUSES`).
 
@@ -20,16 +21,11 @@ True
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
-from typing import Any
 
 __all__ = [
     "CAUSES",
     "MECHANISMS",
-    "FloorFailure",
-    "floor_failures",
     "known_failure",
-    "known_failures",
 ]
 
 #: One short reason per mechanism (the key is the anchor in docs/known-failures.md).
@@ -105,71 +101,3 @@ def known_failure(agent: str, env: str) -> str | None:
         if fnmatch.fnmatchcase(agent, a) and fnmatch.fnmatchcase(env, e):
             return key
     return None
-
-
-@dataclass(frozen=True)
-class FloorFailure:
-    """``agent`` does not beat ``random`` on ``env`` in ``experiment``'s archived cells."""
-
-    experiment: str
-    env: str
-    agent: str
-    verdict: str
-    measured: str
-    mechanism: str | None
-    cause: tuple[str, str, str] | None = None
-
-
-def floor_failures(results: dict[str, dict[str, Any]]) -> list[FloorFailure]:
-    """Every (experiment, env, agent) of the archive that does not beat ``random`` on
-    paired seeds (``results``: :func:`hbo_envs.harness.publish.all_results`)."""
-    from hbo_envs.harness.claims import (
-        REPRODUCES,
-        ClaimContext,
-        decide_less,
-        describe_pair,
-    )
-    from hbo_envs.harness.records import COLUMNS
-
-    out = []
-    for name, res in results.items():
-        exp = res["exp"]
-        rec = res["records"]
-        if exp.kind == "exponent" or rec.empty:
-            continue  # the lower-bound instances: no algorithm is meant to beat anything
-        ctx = ClaimContext(rec[list(COLUMNS)], list(exp.envs))
-        for env in exp.envs:
-            if not ctx.ran(env, "random"):
-                continue
-            for agent in ctx.agents:
-                if agent == "random" or not ctx.ran(env, agent):
-                    continue
-                c = ctx.paired(env, agent, "random")
-                if c is None:
-                    continue
-                verdict, _ = decide_less(c)
-                if verdict == REPRODUCES:
-                    continue
-                key = known_failure(agent, env)
-                cause = next(
-                    (
-                        x
-                        for x in CAUSES
-                        if fnmatch.fnmatchcase(agent, x[0]) and fnmatch.fnmatchcase(env, x[1])
-                    ),
-                    None,
-                )
-                measured = describe_pair(c, agent, "random", "R_T")
-                out.append(FloorFailure(name, env, agent, verdict, measured, key, cause))
-    return out
-
-
-def known_failures(root: Any = None) -> dict[tuple[str, str], FloorFailure]:
-    """``(agent label, env id) -> FloorFailure``: every pair of the archive (at ``root``,
-    default ``results/archive``) that does not beat random, first experiment listing it."""
-    from hbo_envs.harness.publish import all_results
-
-    out: dict[tuple[str, str], FloorFailure] = {}
-    for f in floor_failures(all_results(root)):
-        out.setdefault((f.agent, f.env), f)
-    return out

@@ -3,17 +3,17 @@
 ``cg2019-lower-bound`` runs the reference agents on the lower-bound environments
 (:class:`~hbo_envs.envs.lower_bound.LowerBoundEnv`, SE and Matérn-5/2, ``α = 1`` and
 ``α = 0.5``) over a ladder of horizons ``T`` (each ``T`` its own instance, as in the
-theorem), fits the growth exponent of ``R_T`` in ``T`` (:mod:`hbo_envs.harness.exponent`)
+theorem), fits the growth exponent of ``R_T`` in ``T`` (:mod:`hbo_envs.judging.rules.exponent`)
 and prints it beside the theorem's lower-bound exponent and TGP-UCB's upper-bound exponent.
 
 The claims, restated so that they can fail (issue 20):
 
 - for every algorithm and env: its exponent is *at least* the lower bound's, and the
-  exponent's 95% CI decides (:func:`~hbo_envs.harness.claims.exponent_at_least`): above the
+  exponent's 95% CI decides (:func:`~hbo_envs.judging.rules.claims.exponent_at_least`): above the
   bound reproduces, below does not (the algorithm would beat the theorem: a wrong env or a
   cheat), straddling is inconclusive (consistent with the bound, not evidence for it);
 - for every env, an *instance check*: uniform play's ``R_T`` grows exactly as the
-  construction's rate ``T^p`` (:func:`~hbo_envs.harness.claims.exponent_equals`, ±0.1: the
+  construction's rate ``T^p`` (:func:`~hbo_envs.judging.rules.claims.exponent_equals`, ±0.1: the
   SE rate's ``ln T`` factor and the slow growth of the bump count add a few hundredths to
   the polynomial exponent): Δ is built from ``T``, so uniform play measures the instance's
   scale, not anything about algorithms; an env whose Δ did not shrink with ``T`` (uniform
@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.harness.claims import exponent_at_least, exponent_equals
-from hbo_envs.harness.experiments._core import EnvVariant, ExponentExperiment, _a, register
+from hbo_envs.harness.cell import _ENV_CACHE
+from hbo_envs.judging.experiments._core import EnvVariant, ExponentExperiment, _a, register
+from hbo_envs.judging.rules.claims import exponent_at_least, exponent_equals
 from hbo_envs.kernels import Matern, SquaredExponential
 from hbo_envs.objectives.lower_bound import lower_bound_exponent
 
@@ -93,8 +94,6 @@ class BumpPeeker:
     name = "bump-peeker"
 
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        from hbo_envs.harness.cell import _ENV_CACHE
-
         for env in _ENV_CACHE.values():
             u = env.unwrapped
             if getattr(u, "problem", None) is problem:

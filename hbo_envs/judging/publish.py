@@ -1,4 +1,4 @@
-"""Every published number, rendered from the results archive (:mod:`hbo_envs.harness.archive`).
+"""Every published number, rendered from the results archive (:mod:`hbo_envs.judging.archive`).
 
 ``hbo-bench archive render`` (:func:`render_all`) writes:
 
@@ -7,7 +7,7 @@
   ``R_T / T`` with 95% bootstrap CIs, agent seconds) and **every claim's verdict** with
   the rule that decided it and the numbers behind it;
 - ``docs/known-failures.md`` — every reference agent that does not beat uniform play in
-  the archive (:func:`hbo_envs.harness.known_failures.floor_failures`), each with its
+  the archive (:func:`hbo_envs.judging.rules.floor.floor_failures`), each with its
   mechanism, every mechanism stated once;
 - the env and agent tables of ``docs/envs.md`` and ``docs/agents.md`` (marker blocks),
   built from the registries (a new env or agent appears by regeneration alone);
@@ -17,7 +17,7 @@
 
 ``render_all(check=True)`` changes nothing and returns the files that differ from what
 the archive gives (``tests/test_readme.py`` fails on any). Nothing here computes a result
-that is not in the archive: the verdicts are :func:`~hbo_envs.harness.claims.evaluate_claims`
+that is not in the archive: the verdicts are :func:`~hbo_envs.judging.rules.claims.evaluate_claims`
 on the archived records.
 """
 
@@ -32,21 +32,34 @@ from typing import Any
 
 import pandas as pd
 
-from hbo_envs.harness import archive as A
-from hbo_envs.harness.claims import (
+import agents
+from agents import registry
+from agents.batch import BATCHED
+from hbo_envs.harness.records import COLUMNS
+from hbo_envs.harness.summary import final_rows, summarize
+from hbo_envs.judging import archive as A
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     NOT_RUN,
+    PAPER,
     REPRODUCES,
+    SUITE,
     Verdict,
     evaluate_claims,
+    survives_holm,
 )
-from hbo_envs.harness.records import COLUMNS
-from hbo_envs.harness.summary import final_rows, summarize
+from hbo_envs.judging.rules.exponent import exponent_table, theory_exponents, variant_env
+from hbo_envs.judging.rules.floor import FloorFailure, floor_failures
+from hbo_envs.judging.rules.known_failures import MECHANISMS
+from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
 
 __all__ = [
     "ROOT",
+    "all_results",
     "experiment_result",
+    "known_failures",
     "render_all",
     "replace_block",
 ]
@@ -87,24 +100,17 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
 
 
-def _experiments() -> dict[str, Any]:
-    from hbo_envs.harness.experiments import EXPERIMENTS
-
-    return EXPERIMENTS
-
-
 # -- from the archive to verdicts ------------------------------------------------------------
 def exponent_final(exp: Any, rec: pd.DataFrame) -> pd.DataFrame:
     """The final-row table of an exponent experiment (as
-    :func:`~hbo_envs.harness.exponent.run_exponent_sweep` returns it) from archived records."""
-    from hbo_envs.harness.exponent import _unwrapped
-
+    :func:`~hbo_envs.judging.rules.exponent.run_exponent_sweep` returns it) from archived
+    records."""
     cols = ["env_id", "agent", "seed", "t", "regret", "avg_regret", "lower_bound", "delta"]
     frames = []
     variants = {v.label: v for v in exp.variants}
     for (label, T), g in rec.groupby(["variant", "horizon"], sort=False):
         fin = final_rows(g[list(COLUMNS)])
-        fam = getattr(_unwrapped(variants[label], int(T)), "family", None)
+        fam = getattr(variant_env(variants[label], int(T)), "family", None)
         frames.append(fin.assign(env_id=label, delta=float(fam.delta) if fam else math.nan))
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
@@ -112,7 +118,7 @@ def exponent_final(exp: Any, rec: pd.DataFrame) -> pd.DataFrame:
 def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """``{"exp", "meta", "records", "verdicts", "summary"|"exponents", "stale"}`` of one
     experiment, from the archive alone."""
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     rec = A.load(name, root)
     meta = A.read_meta(name, root)
     out: dict[str, Any] = {"exp": exp, "meta": meta, "records": rec}
@@ -120,8 +126,6 @@ def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> 
         out["verdicts"] = []
         return out
     if exp.kind == "exponent":
-        from hbo_envs.harness.exponent import exponent_table, theory_exponents
-
         final = exponent_final(exp, rec)
         top = int(final["t"].max())
         theory = {v.label: theory_exponents(v, top) for v in exp.variants}
@@ -135,8 +139,37 @@ def experiment_result(name: str, root: str | os.PathLike[str] | None = None) -> 
     return out
 
 
-def counts(verdicts: list[Verdict]) -> dict[str, int]:
-    return {k: sum(v.verdict == k for v in verdicts) for k in _ORDER}
+def counts(verdicts: list[Verdict], family: str | None = None) -> dict[str, int]:
+    """Verdicts per outcome (of one family, PAPER or SUITE, when given)."""
+    vs = [v for v in verdicts if family is None or v.family == family]
+    return {k: sum(v.verdict == k for v in vs) for k in _ORDER}
+
+
+_FAMILIES = ((PAPER, "paper claims"), (SUITE, "suite checks"))
+
+
+def _split_tally(verdicts: list[Verdict]) -> str:
+    """``paper claims: ...; suite checks: ...`` (the families that have verdicts)."""
+    parts = [
+        f"{label}: {_tally(counts(verdicts, fam))}"
+        for fam, label in _FAMILIES
+        if any(v.family == fam for v in verdicts)
+    ]
+    return "; ".join(parts) or "no verdicts"
+
+
+def multiplicity_line(verdicts: list[Verdict]) -> str:
+    """How the experiment's family of paper claims is handled (issue 38): each verdict is
+    its claim's own 5% test; the Holm-adjusted p-values over the decided ones say which
+    survive a family-wise 5%."""
+    tested = [v for v in verdicts if v.family == PAPER and survives_holm(v) is not None]
+    kept = sum(bool(survives_holm(v)) for v in tested)
+    return (
+        f"Multiplicity: each paper claim is decided by its own test at 5%; {len(tested)} "
+        f"paper-claim verdicts here were decided by such a test, and {kept} of them survive "
+        "Holm's adjustment over that family at 5% (the Holm-adjusted p is in each evidence "
+        "cell; suite checks form a family of their own)."
+    )
 
 
 # -- markdown ------------------------------------------------------------
@@ -221,9 +254,16 @@ def _verdict_table(name: str, verdicts: list[Verdict]) -> list[str]:
     note = OPEN_CHOICES.get(name)
     lines = ["| verdict | claim | env | evidence | rule | source |", "|---|---|---|---|---|---|"]
     for v in verdicts:
-        ev = v.evidence + (f" — depends on a choice the paper leaves open: {note}" if note else "")
+        ev = v.evidence
+        holm_ok = survives_holm(v)
+        if holm_ok is not None:
+            ev += f"; Holm-adjusted p = {v.p_holm:.2g}" + ("" if holm_ok else " (not kept)")
+        if v.caveat:
+            ev += f" — caveat: {v.caveat}"
+        ev += f" — depends on a choice the paper leaves open: {note}" if note else ""
+        claim = v.claim if v.family == PAPER else f"{v.claim} (suite check)"
         lines.append(
-            f"| **{v.verdict}** | {_cell(v.claim)} | {('`' + v.env + '`') if v.env else 'all'} "
+            f"| **{v.verdict}** | {_cell(claim)} | {('`' + v.env + '`') if v.env else 'all'} "
             f"| {_cell(ev)} | {_cell(v.rule or '–')} | {_cell(v.source or '–')} |"
         )
     return lines
@@ -263,13 +303,18 @@ def experiment_page(name: str, res: dict[str, Any], todo: tuple[int, int] = (0, 
     if res["records"].empty:
         lines += ["", "No archived cells yet (`hbo-bench archive build " + name + "`)."]
         return "\n".join(lines) + "\n"
-    c = counts(res["verdicts"])
     lines += ["", "## Results", "", *_result_table(res), ""]
     lines += [
         "## Every claim's verdict",
         "",
-        f"{_tally(c)}. How a rule decides: `hbo_envs/harness/claims.py` (paired seeds for "
-        "comparisons, the exponent's CI for growth claims, one run for deterministic cells).",
+        f"{_split_tally(res['verdicts'])}. How a rule decides: "
+        "`hbo_envs/judging/rules/claims.py` (the exact sign-flip test of paired seeds for "
+        "comparisons, with at least 6 seeds; the per-round regret over the last octaves for "
+        "growth; per-seed exponents for exponent bounds; one run for deterministic cells). "
+        "Suite checks (the random floor, instance checks) are this suite's additions, not "
+        "claims of the paper, and are counted apart.",
+        "",
+        multiplicity_line(res["verdicts"]),
         "",
         *_verdict_table(name, res["verdicts"]),
     ]
@@ -286,29 +331,28 @@ def _paper_of(name: str) -> str:
 def summary_block(results: dict[str, dict[str, Any]]) -> str:
     """README: per paper, reproduces / does not / inconclusive / not run, linked."""
     lines = [
-        "| paper | experiment | reproduces | does not | inconclusive | not run | protocol |",
-        "|---|---|---|---|---|---|---|",
+        "| paper | experiment | paper claims: reproduces / does not / inconclusive / not run "
+        "| suite checks: reproduces / does not / inconclusive / not run | protocol |",
+        "|---|---|---|---|---|",
     ]
     for prefix, label in _PAPERS:
         for name, res in results.items():
             if not name.startswith(prefix):
                 continue
-            c = counts(res["verdicts"])
+            cells = []
+            for fam, _ in _FAMILIES:
+                c = counts(res["verdicts"], fam)
+                cells.append(" / ".join(str(c[k]) for k in _ORDER))
             used = A.protocol_used(res["exp"]) if res["meta"] else {}
             proto = "full" if used.get("full") else "reduced" if used else "not built"
             lines.append(
-                f"| {label} | [{name}](docs/results/{name}.md) | {c[REPRODUCES]} | "
-                f"{c[DOES_NOT]} | {c[INCONCLUSIVE]} | {c[NOT_RUN]} | {proto} |"
+                f"| {label} | [{name}](docs/results/{name}.md) | {cells[0]} | {cells[1]} "
+                f"| {proto} |"
             )
-    totals: dict[str, dict[str, int]] = {}
-    for name, res in results.items():
-        t = totals.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
-        for k, n in counts(res["verdicts"]).items():
-            t[k] += n
     lines.append("")
-    for _, label in _PAPERS:
-        if label in totals:
-            lines.append(f"- **{label}:** {_tally(totals[label])}.")
+    for paper, fams in per_paper_counts(results).items():
+        told = "; ".join(f"{lab}: {_tally(fams[fam])}" for fam, lab in _FAMILIES)
+        lines.append(f"- **{paper}:** {told}.")
     return "\n".join(lines)
 
 
@@ -318,12 +362,13 @@ def verdict_list_block(results: dict[str, dict[str, Any]]) -> str:
     for name, res in results.items():
         vs = res["verdicts"]
         out.append(
-            f"<details><summary><b>{name}</b>: {_tally(counts(vs))} "
+            f"<details><summary><b>{name}</b>: {_split_tally(vs)} "
             f'(<a href="docs/results/{name}.md">numbers</a>)</summary>\n'
         )
         for v in vs:
             where = f" [`{v.env}`]" if v.env else ""
-            out.append(f"- {v.verdict}: {v.claim}{where}")
+            kind = "" if v.family == PAPER else " (suite check)"
+            out.append(f"- {v.verdict}: {v.claim}{where}{kind}")
         out.append("\n</details>\n")
     return "\n".join(out).rstrip()
 
@@ -361,8 +406,6 @@ def timing_block(results: dict[str, dict[str, Any]]) -> str:
     total = float(full["wall_time"].sum())
     slowest = full.groupby("agent")["wall_time"].sum().sort_values(ascending=False)
     share = (exp.quick_seeds * exp.quick_horizon) / (exp.seeds * exp.horizon)
-    from agents.batch import BATCHED
-
     specs, _ = exp.agent_specs()
     batched = [f"`{a.label}`" for a in specs if type(a.build()) in BATCHED]
     how = f"the seeds of {', '.join(batched)} batched" if batched else "no agent batched"
@@ -379,9 +422,6 @@ def timing_block(results: dict[str, dict[str, Any]]) -> str:
 def agent_table_markdown() -> str:
     """The agent table, from the registry (``agents.available()``): name, class, the first
     line of its docstring and the paper it implements."""
-    import agents
-    from agents import registry
-
     specs = {e.name: e for e in registry.AGENT_SPECS}
     lines = ["| name | class | what it is | paper |", "|---|---|---|---|"]
     for name in agents.available():
@@ -398,8 +438,6 @@ def agent_table_markdown() -> str:
 
 def env_table_block() -> str | None:
     """The registry's env table (None when a real-data set is absent: its row needs it)."""
-    from hbo_envs.registration import ENV_IDS, env_table_markdown, missing_data
-
     if any(missing_data(e) for e in ENV_IDS):
         return None
     return env_table_markdown().rstrip()
@@ -407,8 +445,6 @@ def env_table_block() -> str | None:
 
 # -- known failures ------------------------------------------------------------
 def known_failures_page(results: dict[str, dict[str, Any]]) -> str:
-    from hbo_envs.harness.known_failures import MECHANISMS, floor_failures
-
     fails = floor_failures(results)
     lines = [
         "# Known failures: reference agents that do not beat uniform play",
@@ -459,14 +495,14 @@ def _write(path: Path, text: str, check: bool, changed: list[Path]) -> None:
 
 
 def all_results(root: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
-    return {name: experiment_result(name, root) for name in _experiments()}
+    return {name: experiment_result(name, root) for name in EXPERIMENTS}
 
 
 def _stale_counts(root: str | os.PathLike[str] | None) -> dict[str, tuple[int, int]]:
     """``(stale, missing)`` planned cells per experiment (no data needed:
     :func:`archive.plan` without the check)."""
     out = {}
-    for name in _experiments():
+    for name in EXPERIMENTS:
         st = A.status(name, root)
         out[name] = (len(st["stale"]), len(st["missing"]))
     return out
@@ -508,11 +544,27 @@ def render_all(
     return changed
 
 
-def per_paper_counts(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """``paper -> {verdict: count}`` (the report's numbers)."""
-    out: dict[str, dict[str, int]] = {}
-    for name, res in results.items():
-        t = out.setdefault(_paper_of(name), dict.fromkeys(_ORDER, 0))
-        for k, n in counts(res["verdicts"]).items():
-            t[k] += n
+def per_paper_counts(
+    results: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, dict[str, int]]]:
+    """``paper -> {family: {verdict: count}}`` (paper claims and suite checks apart), in
+    the order of the papers."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    order = [label for _, label in _PAPERS] + ["other"]
+    for name, res in sorted(results.items(), key=lambda kv: order.index(_paper_of(kv[0]))):
+        t = out.setdefault(_paper_of(name), {fam: dict.fromkeys(_ORDER, 0) for fam, _ in _FAMILIES})
+        for fam, _ in _FAMILIES:
+            for k, n in counts(res["verdicts"], fam).items():
+                t[fam][k] += n
+    return out
+
+
+def known_failures(
+    root: str | os.PathLike[str] | None = None,
+) -> dict[tuple[str, str], FloorFailure]:
+    """``(agent label, env id) -> FloorFailure``: every pair of the archive (at ``root``,
+    default ``results/archive``) that does not beat random, first experiment listing it."""
+    out: dict[tuple[str, str], FloorFailure] = {}
+    for f in floor_failures(all_results(root)):
+        out.setdefault((f.agent, f.env), f)
     return out

@@ -33,7 +33,7 @@ the archive and the same cell of ``reproduce`` are the same numbers.
 - :func:`verify` — re-runs a random sample of archive cells and compares them bit for bit
   (:func:`rerun_matches`, the one function to point at a shared re-run-and-compare core).
 - :func:`load` — the records of one experiment for the claims, tables and plots
-  (:mod:`hbo_envs.harness.publish` renders every published number from it).
+  (:mod:`hbo_envs.judging.publish` renders every published number from it).
 
 The protocol actually run is :data:`BUDGETS` (data, in this module): where the paper's full
 protocol does not fit the machine the archive was built on, the entry says what ran and
@@ -50,6 +50,7 @@ import json
 import os
 import platform
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +63,10 @@ import pandas as pd
 
 from hbo_envs.harness.cell import run_cell
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
+from hbo_envs.harness.runner import build_cells as harness_build_cells
+from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
+from hbo_envs.harness.stats import MIN_PAIRED_SEEDS
 from hbo_envs.harness.store import (
     _atomic_write,
     file_sha256,
@@ -70,6 +74,10 @@ from hbo_envs.harness.store import (
     package_versions,
     write_json,
 )
+from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments.beyond import AttackRatio
+from hbo_envs.judging.rules.claims import Growth, Less, LessAcross, Lowest, NoWorse, Runs
+from hbo_envs.registration import missing_data
 from hbo_envs.validation import check_int
 
 __all__ = [
@@ -83,6 +91,7 @@ __all__ = [
     "rerun_matches",
     "source_hashes",
     "status",
+    "undecidable",
     "verify",
 ]
 
@@ -130,58 +139,29 @@ class Budget:
     horizon_by_env: tuple[tuple[str, int], ...] = ()
 
 
-_CORES = (
-    "built on a 2-core machine shared by 8 concurrent jobs within a 2-hour window; "
-    "the largest seeds x T that fitted"
-)
-_PL_FEWER = (
-    (
-        "ata-gp-ucb-nystrom",
-        "hbo/Griewank5D-",
-        0,
-        "not run: ATA-GP-UCB-Nystrom on the 5000-arm 5D envs re-draws its dictionary and "
-        "re-factorises it over all 5000 arms every round late in a run (O(n r s) a round), "
-        "beyond this build's budget",
-    ),
-    (
-        "ata-gp-ucb-qff",
-        "hbo/Griewank2D-",
-        0,
-        "not run: QFF in 2-D with m = 256 nodes re-truncates 512 feature directions every "
-        "round, beyond this build's budget",
-    ),
-)
-_PL_FEWER += tuple(
-    (
-        "*",
-        env,
-        3,
-        "3 seeds on the eps = 0.8 envs: the 2-hour build window ran out (the eps = 0.2 "
-        "envs have 5)",
-    )
-    for env in (
-        "hbo/RKHS1D-SymPareto-eps08",
-        "hbo/Griewank2D-SymPareto-eps08",
-        "hbo/Griewank5D-SymPareto-eps08",
-    )
-)
 _PL_5D = (
     ("hbo/Griewank5D-SymPareto-eps02-v0", 300),
     ("hbo/Griewank5D-SymPareto-eps08-v0", 300),
 )
+#: Why Park–Lee's 5D envs run T = 300, with the cost measured (2026-11-27, one seed through
+#: the harness's cell runner, shared 2-core AMD EPYC; the commands are in the report of
+#: issue 38 item 3). Everything else of Park–Lee runs its full protocol.
+_PL_5D_REASON = (
+    "the 5D envs run T = 300 instead of the env default T = 1000: ATA-GP-UCB-Nyström on "
+    "the 5000 arms re-draws and re-factorises its dictionary over every arm each round late "
+    "in a run, and one seed at T = 1000 had not finished after 138 CPU seconds (the timing "
+    "run was stopped), against 8.7 CPU seconds at T = 300; every agent of the 5D envs runs "
+    "T = 300 so that the comparisons share T"
+)
+#: The claim classes whose rules test seeds (:func:`undecidable`).
+SEEDED_CLAIMS = (Less, NoWorse, Lowest, LessAcross, Growth, Runs, AttackRatio)
+
 #: The protocol run per experiment (see :class:`Budget`); an experiment not listed runs its
 #: full protocol. Raise these (or delete an entry) and run ``hbo-bench archive build`` to
 #: extend the archive: finished cells are kept, only new ones run.
 BUDGETS: dict[str, Budget] = {
-    "cg2019-fig1f": Budget(seeds=10, reason=_CORES),
-    "cg2019-fig1e": Budget(seeds=3, reason=_CORES),
-    "cg2019-lower-bound": Budget(seeds=5, horizons=(300, 600, 1200), reason=_CORES),
-    "pl2024-fig1": Budget(
-        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
-    ),
-    "pl2024-table1": Budget(
-        seeds=5, horizon=1000, reason=_CORES, fewer=_PL_FEWER, horizon_by_env=_PL_5D
-    ),
+    "pl2024-fig1": Budget(horizon=1000, reason=_PL_5D_REASON, horizon_by_env=_PL_5D),
+    "pl2024-table1": Budget(horizon=1000, reason=_PL_5D_REASON, horizon_by_env=_PL_5D),
 }
 
 
@@ -192,12 +172,6 @@ class PlannedCell:
 
     spec: CellSpec
     variant: str
-
-
-def _experiments() -> dict[str, Any]:
-    from hbo_envs.harness.experiments import EXPERIMENTS
-
-    return EXPERIMENTS
 
 
 def protocol_used(exp: Any) -> dict[str, Any]:
@@ -233,11 +207,10 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
     checks that a real-data env's data is present). ``check_data=False`` builds the same
     cell specs without that check (to read and render an archive on a machine without the
     data; tested to give the same fingerprints)."""
-    from hbo_envs.harness.runner import build_cells as _build_cells
 
     def build_cells(envs: list[str], agents: list[Any], seeds: int, **kw: Any) -> list[CellSpec]:
         if check_data:
-            return _build_cells(envs, agents, seeds, **kw)
+            return harness_build_cells(envs, agents, seeds, **kw)
         return [
             CellSpec(
                 e,
@@ -252,7 +225,7 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
             for s in range(int(seeds))
         ]
 
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     proto = protocol_used(exp)
     specs, _ = exp.agent_specs()
     seeds = proto["seeds"]
@@ -443,6 +416,45 @@ def status(
     return out
 
 
+def undecidable(name: str) -> list[str]:
+    """The claims of experiment ``name`` whose rule cannot decide at the seed count the
+    archive runs (:data:`BUDGETS` applied): every rule of :mod:`hbo_envs.judging.rules.claims`
+    that tests seeds (paired comparisons, non-inferiority, growth, exponents, shares of
+    runs) needs at least :data:`~hbo_envs.harness.stats.MIN_PAIRED_SEEDS` seeds of each
+    agent it reads, or its verdict is "inconclusive: too few seeds" whatever the data.
+    One line per claim and env: the claim, the agents and the seeds they get.
+    ``hbo-bench archive build`` prints these before it runs anything."""
+    exp = EXPERIMENTS[name]
+    seeds: dict[tuple[str, str], set[int]] = {}
+    for pc in plan(name, check_data=False):
+        seeds.setdefault((pc.variant, pc.spec.agent.label), set()).add(int(pc.spec.seed))
+    variants = [v.label for v in getattr(exp, "variants", ())] or list(exp.envs)
+    labels = sorted({a for _, a in seeds})
+    out = []
+    for c in exp.claims:
+        if not isinstance(c, SEEDED_CLAIMS):
+            continue
+        # a claim across two envs (LessAcross, AttackRatio) reads both at once
+        pair = [getattr(c, k) for k in ("env_a", "env_b", "attacked", "clean") if hasattr(c, k)]
+        envs = pair[:1] if pair else [c.env] if getattr(c, "env", None) else variants
+        among = getattr(c, "among", None)
+        who = [x for x in (getattr(c, k, "") for k in ("a", "b", "agent")) if x]
+        who += list(among) if among is not None else labels if isinstance(c, Lowest) else []
+        for env in envs:
+            where = pair or [env]
+            counts = {
+                f"{x} on {e}": len(seeds.get((e, x), ())) for x in dict.fromkeys(who) for e in where
+            }
+            ran = {k: n for k, n in counts.items() if n > 0}
+            if ran and min(ran.values()) < MIN_PAIRED_SEEDS:
+                few = ", ".join(f"{k}: {n}" for k, n in ran.items() if n < MIN_PAIRED_SEEDS)
+                out.append(
+                    f"{c.text} [{env}]: cannot decide, too few seeds ({few}; the rule needs "
+                    f">= {MIN_PAIRED_SEEDS})"
+                )
+    return out
+
+
 # -- building ------------------------------------------------------------
 def _machine() -> dict[str, Any]:
     return {
@@ -512,7 +524,7 @@ def _write_meta(
     workers: int | None,
     build_id: str = "",
 ) -> None:
-    exp = _experiments()[name]
+    exp = EXPERIMENTS[name]
     old = read_meta(name, root)
     modules: dict[str, str] = dict(old.get("sources", {}))
     for h in hasher.cache.values():
@@ -573,17 +585,14 @@ def build(
     seeds of an agent that allows it run as one vectorized task, see
     :func:`~hbo_envs.harness.runner.run_sweep`; 40 cells hold a whole agent's seeds of
     most experiments.) ``max_cells`` stops after that many cells (a time box).
-    Returns ``{"run", "failed", "stale_rerun", "skipped_done"}``.
+    Before running an experiment it logs every claim whose rule cannot decide at the
+    archive's seed count (:func:`undecidable`).
+    Returns ``{"run", "failed", "stale_rerun", "skipped_done", "undecidable"}``.
     """
-    import time
-
-    from hbo_envs.harness.runner import run_sweep
-    from hbo_envs.registration import missing_data
-
     batch = check_int("archive.build", "batch", batch, 1, 100_000)
     if max_cells is not None:
         max_cells = check_int("archive.build", "max_cells", max_cells, 0)
-    exps = _experiments()
+    exps = EXPERIMENTS
     names = list(names) if names else list(exps)
     for n in names:
         if n not in exps:
@@ -592,7 +601,7 @@ def build(
             )
     root_p = Path(root if root is not None else ARCHIVE_DIR)
     work_p = Path(work) if work is not None else root_p.parent / ".archive-work"
-    counts = {"run": 0, "failed": 0, "stale_rerun": 0, "skipped_done": 0}
+    counts = {"run": 0, "failed": 0, "stale_rerun": 0, "skipped_done": 0, "undecidable": 0}
     budget = max_cells
     for n in names:
         exp = exps[n]
@@ -608,6 +617,10 @@ def build(
             f"{n}: {len(st['done'])} cells archived, {len(st['stale'])} stale, "
             f"{len(st['missing'])} missing"
         )
+        cannot = undecidable(n)
+        counts["undecidable"] += len(cannot)
+        for line in cannot:
+            log(f"  {n}: {line}")
         hasher = _Hasher()
         failures: list[dict[str, Any]] = []
         t0 = time.perf_counter()
@@ -676,7 +689,7 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
     """
     if not todo:
         return todo
-    exps = _experiments()
+    exps = EXPERIMENTS
     timed = not getattr(exps.get(name), "batches", True)
     want = {pc.spec.fingerprint(): pc for pc in todo}
     found: list[tuple[PlannedCell, pd.DataFrame, dict[str, Any]]] = []
@@ -757,7 +770,7 @@ def verify(
         seed = check_int("archive.verify", "seed", seed, 0)
     rng = np.random.default_rng(seed)
     report = VerifyReport()
-    exps = _experiments()
+    exps = EXPERIMENTS
     for n in names or list(exps):
         if n not in exps:
             raise ValueError(
@@ -782,56 +795,3 @@ def verify(
                 report.mismatches[f"{n}: {pc.spec.run_name}"] = why
             log(f"  {'identical' if why is None else 'DIFFERS'}: {n}: {pc.spec.run_name}")
     return report
-
-
-# -- command line ------------------------------------------------------------
-def run(args: Any) -> int:
-    """Dispatch ``hbo-bench archive ...``; returns the exit code."""
-    cmd = args.archive_command
-    if cmd == "build":
-        counts = build(
-            args.names,
-            root=args.archive,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            batch=args.batch,
-            max_cells=args.max_cells,
-        )
-        print(
-            f"{counts['run']} cell(s) run ({counts['stale_rerun']} of them stale), "
-            f"{counts['failed']} failed, {counts['skipped_done']} already archived"
-        )
-        return 1 if counts["failed"] else 0
-    if cmd == "verify":
-        rep = verify(args.names, sample=args.sample, seed=args.seed, root=args.archive)
-        print(
-            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ"
-            + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
-        )
-        for k, why in rep.mismatches.items():
-            print(f"  DIFFERS {k}: {why}")
-        return 0 if rep.ok else 1
-    if cmd == "status":
-        for n in args.names or list(_experiments()):
-            try:
-                st = status(n, args.archive)
-            except OSError as exc:  # a real-data experiment without its data
-                print(f"{n:20s} cannot plan: {exc}")
-                continue
-            proto = protocol_used(_experiments()[n])
-            what = "full protocol" if proto["full"] else f"reduced: {proto['reason']}"
-            print(
-                f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
-                f"{len(st['missing']):5d} missing  ({what})"
-            )
-        return 0
-    from hbo_envs.harness import publish
-
-    changed = publish.render_all(root=args.archive, check=args.check)
-    for path in changed:
-        print(f"{'differs' if args.check else 'wrote'}: {path}")
-    if args.check and changed:
-        print("run `hbo-bench archive render` to regenerate them")
-        return 1
-    return 0

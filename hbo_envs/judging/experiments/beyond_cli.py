@@ -1,8 +1,8 @@
 """Command line of the issue-19 direct measurements (:mod:`.beyond`).
 
-``python -m hbo_envs.harness.experiments.beyond_cli success --out DIR`` — Han–Scarlett's
+``python -m hbo_envs.judging.experiments.beyond_cli success --out DIR`` — Han–Scarlett's
 success rate and attack cost for GP-UCB on Forrester under each attack;
-``python -m hbo_envs.harness.experiments.beyond_cli sweep --out DIR`` — each agent's
+``python -m hbo_envs.judging.experiments.beyond_cli sweep --out DIR`` — each agent's
 ``R_T`` against the budget (CSV + PNG per env).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from hbo_envs.harness.experiments.beyond import (
+from hbo_envs.judging.experiments.beyond import (
     HS_ATTACKS,
     HS_CLEAN,
     HS_RANDOM,
@@ -24,10 +24,10 @@ from hbo_envs.harness.experiments.beyond import (
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m hbo_envs.harness.experiments.beyond_cli {success,sweep} --out DIR``."""
+    """``python -m hbo_envs.judging.experiments.beyond_cli {success,sweep} --out DIR``."""
     from pathlib import Path
 
-    p = argparse.ArgumentParser(prog="python -m hbo_envs.harness.experiments.beyond_cli")
+    p = argparse.ArgumentParser(prog="python -m hbo_envs.judging.experiments.beyond_cli")
     p.add_argument("what", choices=("success", "sweep"))
     p.add_argument("--out", required=True)
     p.add_argument("--seeds", type=int, default=5)

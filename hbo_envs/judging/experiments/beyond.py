@@ -6,7 +6,7 @@
   least doubles GP-UCB's ``R_T`` (CIs apart); the random attack does not. The authors'
   success metric (fraction of rounds in the target region) and the attack's cost
   ``sum |c_t|`` are not columns of the harness records; :func:`attack_success` measures
-  them by direct rollouts (``python -m hbo_envs.harness.experiments.beyond_cli success``).
+  them by direct rollouts (``python -m hbo_envs.judging.experiments.beyond_cli success``).
 - ``ebk2025-forrester`` — Ezzerg, Bogunovic & Knoblauch (2025), the corrupted-Forrester
   figure: ``T_c = ceil(T^{1/3})`` corruptions of ``+-1e12`` (and the appendix's HIGH 25 /
   LOW -10). Claims: RCGP-UCB (both variants) has lower ``R_T`` than GP-UCB; GP-UCB's
@@ -16,7 +16,7 @@ Every agent, old and new, runs as an ``extra`` on both and is compared with rand
 
 :func:`budget_sweep` is the picture the corruption papers argue with: each agent's ``R_T``
 as a function of the budget (``C`` for a Han–Scarlett attack, ``T_c`` for the
-frequency-bounded adversary); ``python -m hbo_envs.harness.experiments.beyond_cli sweep --out
+frequency-bounded adversary); ``python -m hbo_envs.judging.experiments.beyond_cli sweep --out
 DIR`` writes its CSV and PNG.
 """
 
@@ -27,21 +27,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pandas as pd
 
-from hbo_envs.harness.claims import (
+import agents
+from hbo_envs.harness.stats import paired_comparison
+from hbo_envs.judging.experiments._core import Experiment, _a, register
+from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
     REPRODUCES,
     Claim,
     ClaimContext,
     Verdict,
+    attack_predicts_floor_failure,
     below_random,
+    decide_less,
     less,
     linear,
 )
-from hbo_envs.harness.experiments._core import Experiment, _a, register
 
 __all__ = [
     "AttackRatio",
@@ -69,6 +74,10 @@ EBK_PAPER = "hbo/RCGP-Forrester-FrequencyPaper-v0"
 #: Old and new agents run on every env of both experiments (compared with random).
 OLD = ("tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb", "gp-ucb-corruption", "fast-slow-gp-ucb")
 NEW = ("rcgp-ucb", "rcgp-ucb-adaptive", "ec-gp-ucb", "outlier-gp-ucb")
+#: The agents without a corruption model: Han–Scarlett's attacks pull such a GP-UCB-type
+#: learner into the target region, so on an attacked env the floor is stated as the attack
+#: predicts it (:func:`~hbo_envs.judging.rules.claims.attack_predicts_floor_failure`).
+UNGUARDED = ("gp-ucb", "tgp-ucb", "ca-tgp-ucb", "mom-gp-ucb")
 
 
 @dataclass(frozen=True)
@@ -76,9 +85,11 @@ class AttackRatio(Claim):
     """Agent ``agent``'s mean ``R_T`` on ``attacked`` vs on ``clean``: at least ``factor``
     times as large (``at_most=False``) or below ``factor`` times (``at_most=True``).
 
-    Interval arithmetic on the two 95% bootstrap CIs: the ratio lies in
-    ``[lo_a / hi_c, hi_a / lo_c]``; reproduces when that interval is on the claimed side of
-    ``factor``, does not when it is entirely on the other side, else inconclusive.
+    Seed ``s`` of the attacked env and seed ``s`` of the clean one share the objective and
+    the noise, so the runs are paired by seed and judged by the claims' comparison rule
+    (:func:`~hbo_envs.judging.rules.claims.decide_less`: the exact sign-flip test of
+    ``R_T(attacked) - factor R_T(clean)`` per seed, at least 6 seeds): its interval above
+    0 means "at least ``factor`` times", below 0 "below ``factor`` times".
     """
 
     agent: str = "gp-ucb"
@@ -92,24 +103,42 @@ class AttackRatio(Claim):
             miss = self._missing(ctx, env, (self.agent,))
             if miss:
                 return [miss]
-        a = ctx.estimate(self.attacked, self.agent)
-        c = ctx.estimate(self.clean, self.agent)
-        lo = a.lo / c.hi if c.hi > 0 else math.inf
-        hi = a.hi / c.lo if c.lo > 0 else math.inf
-        above, below = lo >= self.factor, hi < self.factor
-        if self.at_most:
-            verdict = REPRODUCES if below else DOES_NOT if above else INCONCLUSIVE
-        else:
-            verdict = REPRODUCES if above else DOES_NOT if below else INCONCLUSIVE
-        ev = (
-            f"R_T {self.agent}: {a} attacked vs {c} clean; ratio in [{lo:.3g}, {hi:.3g}] "
-            f"vs {self.factor:g} (n = {a.n}, {c.n})"
+        f = ctx.final
+        sa = f[(f["env_id"] == self.attacked) & (f["agent"] == self.agent)]["seed"].to_numpy()
+        sc = f[(f["env_id"] == self.clean) & (f["agent"] == self.agent)]["seed"].to_numpy()
+        xa = pd.Series(ctx.scores(self.attacked, self.agent), index=sa)
+        xc = pd.Series(ctx.scores(self.clean, self.agent), index=sc)
+        common = xa.index.intersection(xc.index).sort_values()
+        if len(common) == 0:
+            return [self._verdict(self.attacked, INCONCLUSIVE, "no seed finished on both envs")]
+        # "below factor x clean" is the comparison clean-scaled minus attacked < 0
+        c = paired_comparison(
+            xa.loc[common].to_numpy(), xc.loc[common].to_numpy(), scale_b=self.factor
         )
-        return [self._verdict(self.attacked, verdict, ev)]
+        below, rule = decide_less(c)
+        flip = {REPRODUCES: DOES_NOT, DOES_NOT: REPRODUCES}
+        verdict = below if self.at_most else flip.get(below, below)
+        ev = (
+            f"R_T {self.agent}: {c.mean_a:.4g} attacked vs {c.mean_b:.4g} clean (ratio "
+            f"{c.mean_a / c.mean_b:.3g}); mean of attacked - {self.factor:g} x clean "
+            f"{c.diff:.4g} [{c.lo:.4g}, {c.hi:.4g}], sign-flip p = {c.p:.2g} "
+            f"(n = {c.n} paired seeds)"
+        )
+        return [self._verdict(self.attacked, verdict, ev, rule, c.p)]
 
 
 def _floor(envs: Iterable[str], names: Iterable[str]) -> tuple[Claim, ...]:
     return tuple(below_random(a, env=e, source="floor") for e in envs for a in names)
+
+
+def _attacked_floor(envs: Iterable[str], names: Iterable[str]) -> tuple[Claim, ...]:
+    """The floor on an attacked env, stated as Han–Scarlett's attack predicts it: the agent
+    is pulled to the target region, so uniform play is below it."""
+    return tuple(
+        attack_predicts_floor_failure(a, e, source="note §2 (attack), §6 (attacks succeed)")
+        for e in envs
+        for a in names
+    )
 
 
 _EXTRA = tuple(_a(n) for n in OLD + NEW)
@@ -134,10 +163,10 @@ register(
         extra=_EXTRA,
         seeds=10,
         horizon=300,
-        quick_seeds=5,
+        quick_seeds=6,
         quick_horizon=300,
-        quick_note="5 seeds x T = 300 (the full horizon: MoM-GP-UCB's ell = 9 replays give it "
-        "33 decisions; the noise is small, so 5 seeds separate the CIs).",
+        quick_note="6 seeds x T = 300 (the full horizon: MoM-GP-UCB's ell = 9 replays give it "
+        "33 decisions; 6 seeds are the fewest at which the comparison rule can decide).",
         metric="regret",
         kind="corruption",
         claims=(
@@ -161,7 +190,11 @@ register(
                 2.0,
                 True,
             ),
-            *_floor((HS_CLEAN, *HS_ATTACKS.values()), ("gp-ucb", *OLD, *NEW)),
+            *_floor((HS_CLEAN,), ("gp-ucb", *OLD, *NEW)),
+            # attacked envs: the agents the attacks are built against (no corruption model)
+            # are predicted to fail; the corruption-aware ones are meant to beat the floor
+            *_attacked_floor(HS_ATTACKS.values(), UNGUARDED),
+            *_floor(HS_ATTACKS.values(), tuple(a for a in (*OLD, *NEW) if a not in UNGUARDED)),
         ),
         expect=(
             "Attack-BO's figures were not retrieved (note §6): the claims are the paper's "
@@ -188,13 +221,18 @@ register(
             "the paper."
         ),
         envs=(EBK_HUGE, EBK_PAPER),
-        paper=(_a("gp-ucb"), _a("rcgp-ucb"), _a("rcgp-ucb-adaptive"), _a("outlier-gp-ucb")),
+        paper=(
+            _a("gp-ucb"),
+            _a("rcgp-ucb"),
+            _a("rcgp-ucb-adaptive"),
+            _a("outlier-gp-ucb"),
+        ),
         extra=tuple(_a(n) for n in OLD + ("ec-gp-ucb",)),
         seeds=10,
         horizon=300,
-        quick_seeds=5,
+        quick_seeds=6,
         quick_horizon=300,
-        quick_note="5 seeds x T = 300 (T_c = ceil(T^(1/3)) = 7; the paper ran T = 100, but "
+        quick_note="6 seeds x T = 300 (T_c = ceil(T^(1/3)) = 7; the paper ran T = 100, but "
         "MoM-GP-UCB needs T >= 300 for 30 decisions with ell = ceil(ln(2T/delta)) replays).",
         metric="regret",
         kind="corruption",
@@ -214,7 +252,6 @@ register(
             linear(
                 "gp-ucb",
                 env=EBK_HUGE,
-                t_from=0.2,
                 text="one 1e12 corruption derails GP-UCB for good: R_t linear",
                 source="App. H (mean moves linearly in c)",
             ),
@@ -231,12 +268,12 @@ register(
 
 # ----------------------------------------------------------------- direct measurements
 def _rollout(
-    agent_name: str, env_id: str, seed: int, horizon: int | None, env_kwargs: dict[str, Any]
+    agent_name: str,
+    env_id: str,
+    seed: int,
+    horizon: int | None,
+    env_kwargs: dict[str, Any],
 ) -> dict[str, float]:
-    import gymnasium as gym
-
-    import agents
-
     kw = dict(env_kwargs)
     if horizon is not None:
         kw["horizon"] = horizon

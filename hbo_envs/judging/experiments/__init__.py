@@ -2,7 +2,7 @@
 
 An :class:`Experiment` is data: env ids x agents (with parameters and labels) x seeds x
 horizon, the paper's protocol in words, the paper's claims as data
-(:mod:`hbo_envs.harness.claims`: each gets a measured verdict), which plot to draw,
+(:mod:`hbo_envs.judging.rules.claims`: each gets a measured verdict), which plot to draw,
 and a small ``quick`` version (fewer seeds and rounds, same envs, agents and
 parameters) that finishes in about a minute. One module per paper
 (``chowdhury_gopalan``, ``park_lee``, ...) calls :func:`register` for each of
@@ -20,7 +20,7 @@ the same cells for comparison (``--paper-only`` drops them). The uniform-random 
 
 from __future__ import annotations
 
-from hbo_envs.harness.experiments import (  # noqa: F401  (register)
+from hbo_envs.judging.experiments import (  # noqa: F401  (register)
     beyond,
     bogunovic,
     chowdhury_gopalan,
@@ -28,10 +28,12 @@ from hbo_envs.harness.experiments import (  # noqa: F401  (register)
     park_lee,
     real_data,
 )
-from hbo_envs.harness.experiments._core import (
+from hbo_envs.judging.experiments._core import (
     EXPERIMENTS,
+    EnvVariant,
     Exclusion,
     Experiment,
+    ExponentExperiment,
     LogT,
     PowerT,
     available_agent_names,
@@ -40,8 +42,10 @@ from hbo_envs.harness.experiments._core import (
 
 __all__ = [
     "EXPERIMENTS",
+    "EnvVariant",
     "Exclusion",
     "Experiment",
+    "ExponentExperiment",
     "LogT",
     "PowerT",
     "available_agent_names",

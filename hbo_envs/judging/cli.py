@@ -1,0 +1,70 @@
+"""``hbo-bench archive build | verify | status | render``: the command line of the judging
+layer, its top (it may import every layer below: :mod:`hbo_envs.judging`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbo_envs.judging import archive as A
+from hbo_envs.judging import publish
+from hbo_envs.judging.experiments import EXPERIMENTS
+
+__all__ = ["run"]
+
+
+def run(args: Any) -> int:
+    """Dispatch ``hbo-bench archive ...``; returns the exit code."""
+    cmd = args.archive_command
+    if cmd == "build":
+        counts = A.build(
+            args.names,
+            root=args.archive,
+            backend=args.backend,
+            workers=args.workers,
+            address=args.address,
+            batch=args.batch,
+            max_cells=args.max_cells,
+        )
+        print(
+            f"{counts['run']} cell(s) run ({counts['stale_rerun']} of them stale), "
+            f"{counts['failed']} failed, {counts['skipped_done']} already archived"
+            + (
+                f"; {counts['undecidable']} claim verdict(s) cannot be decided at the archive's "
+                "seed count (listed above)"
+                if counts.get("undecidable")
+                else ""
+            )
+        )
+        return 1 if counts["failed"] else 0
+    if cmd == "verify":
+        rep = A.verify(args.names, sample=args.sample, seed=args.seed, root=args.archive)
+        print(
+            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ"
+            + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
+        )
+        for k, why in rep.mismatches.items():
+            print(f"  DIFFERS {k}: {why}")
+        return 0 if rep.ok else 1
+    if cmd == "status":
+        for n in args.names or list(EXPERIMENTS):
+            try:
+                st = A.status(n, args.archive)
+            except OSError as exc:  # a real-data experiment without its data
+                print(f"{n:20s} cannot plan: {exc}")
+                continue
+            proto = A.protocol_used(EXPERIMENTS[n])
+            what = "full protocol" if proto["full"] else f"reduced: {proto['reason']}"
+            print(
+                f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
+                f"{len(st['missing']):5d} missing  ({what})"
+            )
+            for line in A.undecidable(n):
+                print(f"  {n}: {line}")
+        return 0
+    changed = publish.render_all(root=args.archive, check=args.check)
+    for path in changed:
+        print(f"{'differs' if args.check else 'wrote'}: {path}")
+    if args.check and changed:
+        print("run `hbo-bench archive render` to regenerate them")
+        return 1
+    return 0
