@@ -3,6 +3,7 @@ resume, stale cells after a source change, bit-for-bit verification and its fail
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -69,16 +70,73 @@ def test_a_timed_experiment_does_not_borrow_batched_cells(tiny, monkeypatch) -> 
     assert A._borrow("y", tiny, todo, A._Hasher()) == []
 
 
+def _stored(root, k: int = 0):
+    pc = A.plan("bkc2020-fig1")[k]
+    rec = A.load("bkc2020-fig1", root)
+    cells = A.read_cells("bkc2020-fig1", root)
+    fp = pc.spec.fingerprint()
+    stored = rec[rec["fingerprint"] == fp][[*A.COLUMNS, "actions_prefix"]]
+    digest = str(cells.loc[cells["fingerprint"] == fp, "actions_sha256"].iloc[0])
+    return pc, stored.reset_index(drop=True), digest
+
+
 def test_rerun_matches_reports_a_changed_number(tiny) -> None:
     A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
-    pc = A.plan("bkc2020-fig1")[0]
-    rec = A.load("bkc2020-fig1", tiny)
-    stored = rec[rec["fingerprint"] == pc.spec.fingerprint()][list(A.COLUMNS)]
-    assert A.rerun_matches(pc.spec, stored) is None
+    pc, stored, digest = _stored(tiny)
+    assert A.rerun_matches(pc.spec, stored, actions_sha256=digest) is None
+    R = float(stored["regret"].iloc[-1])
+    # a last-bit difference (another CPU's BLAS kernel) is within the default rtol 1e-9
+    near = stored.copy()
+    near.loc[near.index[-1], "regret"] = np.nextafter(R, np.inf)
+    c = A.check_rerun(pc.spec, near, actions_sha256=digest)
+    assert c.ok and c.detail.startswith("equal within rtol 1e-09 (largest relative difference")
+    # a change of 1e-8 relative is not (and with rtol 1e-6 it is)
     bad = stored.copy()
-    bad.loc[bad.index[-1], "regret"] = float(bad["regret"].iloc[-1]) + 1e-12
-    why = A.rerun_matches(pc.spec, bad)
+    bad.loc[bad.index[-1], "regret"] = R * (1 + 1e-8)
+    why = A.rerun_matches(pc.spec, bad, actions_sha256=digest)
     assert why is not None and "'regret' differs first at t = 20" in why
+    assert "beyond rtol 1e-09; the actions are the archived ones" in why
+    assert A.rerun_matches(pc.spec, bad, actions_sha256=digest, rtol=1e-6) is None
+
+
+def test_a_diverged_trajectory_is_reported_never_passed(tiny) -> None:
+    """The archived prefix digests locate the first round whose action differs; the
+    numbers alone would pass (they are the archived ones)."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    pc, stored, digest = _stored(tiny)
+    for t in (1, 7, 20):
+        forked = stored.copy()
+        forked.loc[forked["t"] >= t, "actions_prefix"] = "0" * 16
+        c = A.check_rerun(pc.spec, forked, actions_sha256=digest)
+        assert not c.ok and c.detail.startswith(f"actions diverge at t = {t}:"), c.detail
+    c = A.check_rerun(pc.spec, stored, actions_sha256="f" * 64)
+    assert not c.ok and "the digest of all actions differs" in c.detail
+    # the digests are the cell runner's: the SHA-256 of its int64 actions
+    res = A.run_cell(pc.spec)
+    assert res.info["actions_sha256"] == digest and len(res.info["actions_prefix"]) == 20
+
+
+def test_a_cell_archived_without_digests_is_compared_by_its_numbers(tiny) -> None:
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    pc, stored, _ = _stored(tiny)
+    old = stored.drop(columns="actions_prefix")
+    c = A.check_rerun(pc.spec, old)
+    assert c.ok and c.note == A.NO_DIGEST == (
+        "no digest archived: numbers compared within tolerance only"
+    )
+    cells = A.read_cells("bkc2020-fig1", tiny).drop(columns="actions_sha256")
+    cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
+    rec = pd.read_parquet(tiny / "bkc2020-fig1" / "records.parquet")
+    rec.drop(columns="actions_prefix").to_parquet(tiny / "bkc2020-fig1" / "records.parquet")
+    lines: list[str] = []
+    rep = A.verify(["bkc2020-fig1"], sample=2, seed=0, root=tiny, log=lines.append)
+    assert rep.ok and rep.no_digest == 2 and all(A.NO_DIGEST in x for x in lines)
+
+
+@pytest.mark.parametrize("rtol", [0, -1e-9, 2e-6, float("nan"), float("inf"), True, "1e-9"])
+def test_verify_refuses_a_tolerance_outside_the_interval(rtol) -> None:
+    with pytest.raises(ValueError, match=r"'rtol' parameter of archive.verify must be a real "):
+        A.verify(["bkc2020-fig1"], rtol=rtol, log=_quiet)
 
 
 def test_archive_rounds_are_a_subset_of_the_record_grid() -> None:

@@ -30,8 +30,12 @@ the archive and the same cell of ``reproduce`` are the same numbers.
   *stale* ones (the SHA-256 of the agent's or env's source modules changed since the cell
   was run; :func:`source_hashes`), merging finished cells in batches (an interrupted build
   keeps them; a second build resumes).
-- :func:`verify` — re-runs a random sample of archive cells and compares them bit for bit
-  (:func:`rerun_matches`, the one function to point at a shared re-run-and-compare core).
+- :func:`verify` — re-runs a random sample of archive cells and compares them
+  (:func:`check_rerun`): the actions exactly (``cells.parquet`` holds the SHA-256 of each
+  cell's int64 action sequence, ``records.parquet`` a prefix digest at every archived
+  round, both computed by the cell runner), the numbers within a relative tolerance
+  (default 1e-9, :mod:`hbo_envs.harness.compare`), so the check holds on any x86-64 CPU
+  whatever BLAS kernel it picks; a diverged trajectory is reported as such.
 - :func:`load` — the records of one experiment for the claims, tables and plots
   (:mod:`hbo_envs.judging.publish` renders every published number from it).
 
@@ -62,11 +66,19 @@ import numpy as np
 import pandas as pd
 
 from hbo_envs.harness.cell import run_cell
+from hbo_envs.harness.compare import (
+    DEFAULT_RTOL,
+    check_rtol,
+    describe_divergence,
+    first_difference,
+    max_relative_difference,
+)
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.runner import build_cells as harness_build_cells
 from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
 from hbo_envs.harness.store import (
+    ResultStore,
     _atomic_write,
     file_sha256,
     git_revision,
@@ -85,6 +97,10 @@ __all__ = [
     "build",
     "load",
     "plan",
+    "NO_DIGEST",
+    "RerunCheck",
+    "VerifyReport",
+    "check_rerun",
     "rerun_matches",
     "source_hashes",
     "status",
@@ -94,8 +110,9 @@ __all__ = [
 ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
 """The archive of this checkout (``results/archive``)."""
 
-#: Record columns that are a deterministic function of the cell (compared bit for bit);
-#: ``wall_time`` and ``agent_time`` are measurements of the machine and are not.
+#: Record columns that are a deterministic function of the cell (compared within the
+#: tolerance by :func:`check_rerun`); ``wall_time`` and ``agent_time`` are measurements of
+#: the machine and are not.
 DETERMINISTIC = ("seed", "t", "regret", "avg_regret", "coverage", "corruption_used", "lower_bound")
 
 
@@ -418,6 +435,7 @@ _CELL_COLUMNS = [
     "R_T",
     "agent_seconds",
     "finished",
+    "actions_sha256",
 ]
 
 
@@ -473,8 +491,12 @@ def _merge(
         fp = pc.spec.fingerprint()
         T = int(records["t"].max())
         r = records[records["t"].isin(archive_rounds(T))]
-        new_rec.append(r.assign(variant=pc.variant, horizon=T, fingerprint=fp))
-        last = records.loc[records["t"].idxmax()]
+        r = r.assign(variant=pc.variant, horizon=T, fingerprint=fp)
+        prefix = info.get("actions_prefix")
+        if prefix is not None:  # the run's prefix digests, one per recorded round
+            r = r.assign(actions_prefix=r["t"].map(dict(zip(records["t"], prefix, strict=True))))
+        new_rec.append(r)
+        last = records.iloc[int(np.argmax(records["t"].to_numpy()))]
         new_cells.append(
             {
                 "fingerprint": fp,
@@ -488,6 +510,7 @@ def _merge(
                 "R_T": float(last["regret"]),
                 "agent_seconds": float(info.get("agent_time_s", last["agent_time"])),
                 "finished": now,
+                "actions_sha256": info.get("actions_sha256"),
             }
         )
     keep_rec = [] if rec is None else [rec[~rec["fingerprint"].isin(fps)]]
@@ -636,11 +659,12 @@ def build(
                     batch=getattr(exp, "batches", True),
                 )
                 by_key = {(pc.spec.agent.label, int(pc.spec.seed)): pc for pc in chunk}
+                store = ResultStore(sub)
                 finished = []
                 for (agent, seed), g in res.records.groupby(["agent", "seed"], sort=False):
                     pc = by_key.get((str(agent), int(seed)))
-                    if pc is not None:
-                        finished.append((pc, g.reset_index(drop=True), {}))
+                    if pc is not None:  # the cell's status file holds its action digests
+                        finished.append((pc, g.reset_index(drop=True), _run_info(store, pc)))
                 failures += [
                     {k: f[k] for k in ("run_name", "error_type", "error") if k in f}
                     for f in res.failures
@@ -656,6 +680,14 @@ def build(
                 log(f"  {n}: {done_n}/{len(todo)} cells run")
         _write_meta(n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid)
     return counts
+
+
+def _run_info(store: ResultStore, pc: PlannedCell) -> dict[str, Any]:
+    """The action digests the cell runner reported for a finished cell (beyond its
+    records), from the cell's status file in the work directory."""
+    st = store.status(pc.spec) or {}
+    keys = ("actions_sha256", "actions_prefix")
+    return {k: st[k] for k in keys if st.get(k) is not None}
 
 
 def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> list[PlannedCell]:
@@ -683,12 +715,17 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
         if hit.empty:
             continue
         rec = load(other, root, planned_only=False)
-        for fp, src in zip(hit["fingerprint"], hit["source_sha256"], strict=True):
+        digests = hit["actions_sha256"] if "actions_sha256" in hit else [None] * len(hit)
+        for fp, src, dig in zip(hit["fingerprint"], hit["source_sha256"], digests, strict=True):
             pc = want.get(fp)
             if pc is None or src != _combined(hasher(pc.spec)):
                 continue
-            rows = rec[rec["fingerprint"] == fp][list(COLUMNS)].reset_index(drop=True)
-            found.append((pc, rows, {}))
+            got = rec[rec["fingerprint"] == fp].reset_index(drop=True)
+            rows = got[list(COLUMNS)]
+            info: dict[str, Any] = {}
+            if isinstance(dig, str) and "actions_prefix" in got:
+                info = {"actions_sha256": dig, "actions_prefix": got["actions_prefix"].tolist()}
+            found.append((pc, rows, info))
             del want[fp]
     if found:
         _merge(name, root, found, hasher)
@@ -696,29 +733,89 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
 
 
 # -- verifying ------------------------------------------------------------
-def rerun_matches(spec: CellSpec, stored: pd.DataFrame) -> str | None:
+NO_DIGEST = "no digest archived: numbers compared within tolerance only"
+
+
+@dataclass(frozen=True)
+class RerunCheck:
+    """The comparison of one re-run with its archived rows (:func:`check_rerun`).
+
+    ``ok``: the actions are the archived ones (or none are archived) and every
+    deterministic number agrees within the tolerance. ``detail`` says how (``identical``,
+    ``equal within rtol ...``) or where it departs (``actions diverge at t = k``, ``column
+    'regret' differs first at t = k``); ``note`` is :data:`NO_DIGEST` for a cell archived
+    before action digests existed."""
+
+    ok: bool
+    detail: str
+    note: str = ""
+
+
+def check_rerun(
+    spec: CellSpec,
+    stored: pd.DataFrame,
+    *,
+    actions_sha256: str | None = None,
+    rtol: float = DEFAULT_RTOL,
+) -> RerunCheck:
     """Re-run ``spec`` with the harness's cell runner and compare it with ``stored`` (its
-    archived rows, at the rounds the archive keeps) bit for bit on :data:`DETERMINISTIC`
-    columns: ``None`` when identical, else what differs. The one re-run-and-compare
-    function of the archive (a shared core, e.g. the leaderboard's verify, can replace its
-    body)."""
+    archived rows, at the rounds the archive keeps): the actions exactly (the archived
+    ``actions_prefix`` digests and ``actions_sha256``, when present), then every
+    :data:`DETERMINISTIC` column within the relative tolerance ``rtol``
+    (:mod:`hbo_envs.harness.compare`: last-bit differences between BLAS kernels of other
+    CPUs pass, a changed number or a diverged trajectory does not)."""
+    rtol = check_rtol("archive.check_rerun", rtol)
     res = run_cell(spec)
     if res.status != "ok" or res.records is None:
-        return f"the re-run failed: {res.info.get('error_type')}: {res.info.get('error_message')}"
+        why = f"the re-run failed: {res.info.get('error_type')}: {res.info.get('error_message')}"
+        return RerunCheck(False, why)
     want = stored.sort_values("t", ignore_index=True)
-    got = res.records[res.records["t"].isin(want["t"])].sort_values("t", ignore_index=True)
+    keep = res.records["t"].isin(want["t"]).to_numpy()
+    got = res.records[keep].sort_values("t", ignore_index=True)
     if len(got) != len(want):
-        return f"{len(got)} recorded rounds in the re-run, {len(want)} archived"
+        return RerunCheck(False, f"{len(got)} recorded rounds in the re-run, {len(want)} archived")
+    ts = want["t"].to_numpy()
+    archived = want["actions_prefix"] if "actions_prefix" in want else None
+    has_digest = archived is not None and archived.notna().all()
+    if has_digest:
+        prefix = dict(zip(res.records["t"], res.info["actions_prefix"], strict=True))
+        where = describe_divergence(ts, [prefix[int(t)] for t in ts], archived.tolist())
+        if where is None and actions_sha256 and actions_sha256 != res.info["actions_sha256"]:
+            where = "actions diverge (the digest of all actions differs)"
+        if where is not None:
+            return RerunCheck(False, f"{where}: the re-run played other arms than the archived run")
+    largest = 0.0
     for col in DETERMINISTIC:
         a = got[col].to_numpy(dtype=float)
         b = want[col].to_numpy(dtype=float)
-        if not np.array_equal(a, b, equal_nan=True):
-            k = int(np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))))[0])
-            return (
-                f"column {col!r} differs first at t = {int(want['t'].iloc[k])}: "
-                f"re-run {a[k]!r}, archived {b[k]!r}"
+        k = first_difference(ts, a, b, rtol)
+        if k is not None:
+            same = "the actions are the archived ones" if has_digest else NO_DIGEST
+            return RerunCheck(
+                False,
+                f"column {col!r} differs first at t = {int(ts[k])}: re-run {a[k]!r}, archived "
+                f"{b[k]!r} (beyond rtol {rtol:g}; {same})",
+                "" if has_digest else NO_DIGEST,
             )
-    return None
+        largest = max(largest, max_relative_difference(a, b))
+    if largest == 0.0:
+        detail = "identical"
+    else:
+        detail = f"equal within rtol {rtol:g} (largest relative difference {largest:.2g})"
+    return RerunCheck(True, detail, "" if has_digest else NO_DIGEST)
+
+
+def rerun_matches(
+    spec: CellSpec,
+    stored: pd.DataFrame,
+    *,
+    actions_sha256: str | None = None,
+    rtol: float = DEFAULT_RTOL,
+) -> str | None:
+    """:func:`check_rerun` as ``None`` (the re-run matches) or what differs. The one
+    re-run-and-compare function of the archive."""
+    c = check_rerun(spec, stored, actions_sha256=actions_sha256, rtol=rtol)
+    return None if c.ok else c.detail
 
 
 @dataclass
@@ -728,6 +825,11 @@ class VerifyReport:
     checked: list[str] = field(default_factory=list)
     mismatches: dict[str, str] = field(default_factory=dict)
     stale_skipped: int = 0
+    #: cells that agreed only within the tolerance (not bit for bit), with how closely
+    within_tolerance: dict[str, str] = field(default_factory=dict)
+    #: cells archived without action digests (their numbers were compared only)
+    no_digest: int = 0
+    rtol: float = DEFAULT_RTOL
 
     @property
     def ok(self) -> bool:
@@ -740,16 +842,19 @@ def verify(
     sample: int = 3,
     seed: int | None = None,
     root: str | os.PathLike[str] | None = None,
+    rtol: float = DEFAULT_RTOL,
     log: Any = print,
 ) -> VerifyReport:
     """Re-run ``sample`` random archived cells per experiment (``seed`` fixes the draw; None
-    draws fresh) and compare each bit for bit (:func:`rerun_matches`). Stale cells (their
-    sources changed since they ran) are not compared: they are expected to differ."""
+    draws fresh) and compare each (:func:`check_rerun`: actions exactly, numbers within
+    ``rtol``, in ``(0, 1e-6]``). Stale cells (their sources changed since they ran) are not
+    compared: they are expected to differ."""
     sample = check_int("archive.verify", "sample", sample, 1, 100_000)
     if seed is not None:
         seed = check_int("archive.verify", "seed", seed, 0)
+    rtol = check_rtol("archive.verify", rtol)
     rng = np.random.default_rng(seed)
-    report = VerifyReport()
+    report = VerifyReport(rtol=rtol)
     exps = EXPERIMENTS
     for n in names or list(exps):
         if n not in exps:
@@ -764,14 +869,33 @@ def verify(
         pool = st["done"]
         if not pool:
             continue
+        cells = read_cells(n, root)
+        digest = dict(
+            zip(
+                cells["fingerprint"],
+                cells["actions_sha256"] if "actions_sha256" in cells else [None] * len(cells),
+                strict=True,
+            )
+        )
         pick = rng.choice(len(pool), size=min(sample, len(pool)), replace=False)
         for i in sorted(int(j) for j in pick):
             pc = pool[i]
             fp = pc.spec.fingerprint()
-            stored = rec[rec["fingerprint"] == fp][list(COLUMNS)]
-            why = rerun_matches(pc.spec, stored)
-            report.checked.append(f"{n}: {pc.spec.run_name} (T = {int(stored['t'].max())})")
-            if why is not None:
-                report.mismatches[f"{n}: {pc.spec.run_name}"] = why
-            log(f"  {'identical' if why is None else 'DIFFERS'}: {n}: {pc.spec.run_name}")
+            stored = rec[rec["fingerprint"] == fp]
+            dig = digest.get(fp)
+            c = check_rerun(
+                pc.spec,
+                stored[[*COLUMNS, *(["actions_prefix"] if "actions_prefix" in stored else [])]],
+                actions_sha256=dig if isinstance(dig, str) else None,
+                rtol=rtol,
+            )
+            key = f"{n}: {pc.spec.run_name}"
+            report.checked.append(f"{key} (T = {int(stored['t'].max())})")
+            report.no_digest += c.note == NO_DIGEST
+            if not c.ok:
+                report.mismatches[key] = c.detail
+            elif c.detail != "identical":
+                report.within_tolerance[key] = c.detail
+            note = f" ({c.note})" if c.note else ""
+            log(f"  {c.detail if c.ok else 'DIFFERS: ' + c.detail}{note}: {key}")
     return report

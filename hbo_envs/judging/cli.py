@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hbo_envs.harness.compare import DEFAULT_RTOL
 from hbo_envs.judging import archive as A
 from hbo_envs.judging import publish
 from hbo_envs.judging.experiments import EXPERIMENTS
@@ -31,9 +32,13 @@ def run(args: Any) -> int:
         )
         return 1 if counts["failed"] else 0
     if cmd == "verify":
-        rep = A.verify(args.names, sample=args.sample, seed=args.seed, root=args.archive)
+        rtol = DEFAULT_RTOL if args.rtol is None else args.rtol
+        rep = A.verify(args.names, sample=args.sample, seed=args.seed, root=args.archive, rtol=rtol)
         print(
-            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ"
+            f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ "
+            f"(actions compared exactly, numbers within rtol {rep.rtol:g}); "
+            f"{len(rep.within_tolerance)} equal within the tolerance but not bit for bit"
+            + (f"; {rep.no_digest} without an archived action digest" if rep.no_digest else "")
             + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
         )
         for k, why in rep.mismatches.items():
