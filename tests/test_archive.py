@@ -3,6 +3,8 @@ resume, stale cells after a source change, bit-for-bit verification and its fail
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,6 +40,9 @@ def test_build_resume_stale_and_verify(tiny) -> None:
     cells = A.read_cells("bkc2020-fig1", tiny)
     cells.loc[cells["agent"] == "gp-ucb", "source_sha256"] = "0" * 64
     cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
+    with pytest.raises(A.ArchiveIntegrityError, match="cells.parquet does not match"):
+        A.status("bkc2020-fig1", tiny)  # an edit is caught by the checksums ...
+    A.seal("bkc2020-fig1", tiny)  # ... until it is sealed on purpose
     st = A.status("bkc2020-fig1", tiny)
     assert {pc.spec.agent.label for pc in st["stale"]} == {"gp-ucb"} and len(st["stale"]) == 2
     c2 = A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
@@ -128,6 +133,9 @@ def test_a_cell_archived_without_digests_is_compared_by_its_numbers(tiny) -> Non
     cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
     rec = pd.read_parquet(tiny / "bkc2020-fig1" / "records.parquet")
     rec.drop(columns="actions_prefix").to_parquet(tiny / "bkc2020-fig1" / "records.parquet")
+    meta = A.read_meta("bkc2020-fig1", tiny)
+    del meta["checksums"]  # as the archive before checksums
+    (tiny / "bkc2020-fig1" / "meta.json").write_text(json.dumps(meta))
     lines: list[str] = []
     rep = A.verify(["bkc2020-fig1"], sample=2, seed=0, root=tiny, log=lines.append)
     assert rep.ok and rep.no_digest == 2 and all(A.NO_DIGEST in x for x in lines)

@@ -64,6 +64,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as papq
 
 from hbo_envs.harness.cell import run_cell
 from hbo_envs.harness.compare import (
@@ -91,10 +92,14 @@ from hbo_envs.validation import check_int
 
 __all__ = [
     "ARCHIVE_DIR",
+    "ARCHIVE_FILES",
+    "ArchiveIntegrityError",
     "BUDGETS",
     "Budget",
     "PlannedCell",
     "build",
+    "check_integrity",
+    "file_checksums",
     "load",
     "plan",
     "NO_DIGEST",
@@ -102,6 +107,7 @@ __all__ = [
     "VerifyReport",
     "check_rerun",
     "rerun_matches",
+    "seal",
     "source_hashes",
     "status",
     "verify",
@@ -392,7 +398,89 @@ def _dir(name: str, root: str | os.PathLike[str] | None) -> Path:
 
 
 def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_parquet(path) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on a bad file
+        raise ArchiveIntegrityError(
+            f"{path} cannot be read as Parquet ({type(exc).__name__}: {exc}): it is "
+            f"truncated, corrupted or not a Parquet file. {_RESTORE.format(path=path)}"
+        ) from None
+
+
+# -- integrity ------------------------------------------------------------
+#: The data files of an experiment's archive, each with its SHA-256 in ``meta.json``.
+ARCHIVE_FILES = ("records.parquet", "cells.parquet")
+
+_RESTORE = (
+    "Restore it from the repository (git checkout -- {path}) or rebuild the experiment "
+    "(hbo-bench archive build)."
+)
+
+
+class ArchiveIntegrityError(ValueError):
+    """An archive file does not match the SHA-256 its ``meta.json`` records, is missing,
+    or cannot be read; the message names the file."""
+
+
+def file_checksums(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``{file name: SHA-256}`` of the archive files of ``name`` that exist."""
+    d = _dir(name, root)
+    return {f: file_sha256(d / f) for f in ARCHIVE_FILES if (d / f).exists()}
+
+
+def seal(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Record the current checksums of ``name``'s files in its ``meta.json`` (what
+    :func:`build` does after every merge; by hand only after a deliberate edit of a file).
+    The checksums detect corruption (a flipped bit, a truncated or replaced file), not
+    a deliberate forgery: anyone can recompute them; the repository's history is the
+    record of who changed what."""
+    meta = read_meta(name, root)
+    meta["checksums"] = file_checksums(name, root)
+    write_json(_dir(name, root) / "meta.json", meta)
+    return meta["checksums"]
+
+
+def check_integrity(name: str, root: str | os.PathLike[str] | None = None) -> None:
+    """Raise :class:`ArchiveIntegrityError`, naming the file, when an archive file of
+    ``name`` does not match the SHA-256 in its ``meta.json`` (or is missing although
+    listed); a file of an archive written before checksums existed must at least read as
+    Parquet. :func:`load` and :func:`read_cells` (so ``status``, ``verify`` and ``render``)
+    check it before reading."""
+    d = _dir(name, root)
+    sums = read_meta(name, root).get("checksums") or {}
+    if not isinstance(sums, dict):
+        raise ArchiveIntegrityError(
+            f"{d / 'meta.json'}: its 'checksums' entry is not a mapping of file names to "
+            f"SHA-256 digests; got {sums!r}. {_RESTORE.format(path=d / 'meta.json')}"
+        )
+    for f in ARCHIVE_FILES:
+        path = d / f
+        want = sums.get(f)
+        if not path.exists():
+            if want is not None:
+                raise ArchiveIntegrityError(
+                    f"{path} is missing, but {d / 'meta.json'} records its SHA-256. "
+                    + _RESTORE.format(path=path)
+                )
+            continue
+        if want is None:  # written before checksums: it must at least be a Parquet file
+            try:
+                papq.read_metadata(path)
+            except Exception as exc:  # noqa: BLE001 - any read error: say which file
+                raise ArchiveIntegrityError(
+                    f"{path} cannot be read as Parquet ({type(exc).__name__}: {exc}) and "
+                    f"meta.json records no checksum for it. {_RESTORE.format(path=path)}"
+                ) from None
+            continue
+        got = file_sha256(path)
+        if got != want:
+            raise ArchiveIntegrityError(
+                f"{path} does not match the SHA-256 recorded in meta.json (file "
+                f"{got[:16]}…, recorded {str(want)[:16]}…): the file was altered or corrupted "
+                f"(a flipped bit, a truncated or replaced file). {_RESTORE.format(path=path)}"
+            )
 
 
 def load(
@@ -402,7 +490,8 @@ def load(
     :data:`hbo_envs.harness.records.COLUMNS` plus ``variant``, ``horizon`` and
     ``fingerprint``. With ``planned_only`` (default) only the cells of the current
     :func:`plan` (cells of a larger earlier protocol stay in the files, unused, until a
-    budget includes them again)."""
+    budget includes them again). The files are checked first (:func:`check_integrity`)."""
+    check_integrity(name, root)
     d = _dir(name, root)
     rec = _read(d / "records.parquet")
     if rec is None:
@@ -415,10 +504,22 @@ def load(
 
 def read_meta(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     p = _dir(name, root) / "meta.json"
-    return json.loads(p.read_text()) if p.exists() else {}
+    if not p.exists():
+        return {}
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveIntegrityError(
+            f"{p} is not valid JSON ({exc}). {_RESTORE.format(path=p)}"
+        ) from None
+    if not isinstance(meta, dict):
+        raise ArchiveIntegrityError(f"{p} does not hold a JSON object. {_RESTORE.format(path=p)}")
+    return meta
 
 
 def read_cells(name: str, root: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The cell table of ``name`` (checked first: :func:`check_integrity`)."""
+    check_integrity(name, root)
     c = _read(_dir(name, root) / "cells.parquet")
     return c if c is not None else pd.DataFrame(columns=_CELL_COLUMNS)
 
@@ -521,6 +622,7 @@ def _merge(
     ).sort_values(["variant", "agent", "seed", "horizon"], ignore_index=True)
     _write_parquet(d / "records.parquet", rec)
     _write_parquet(d / "cells.parquet", cells)
+    seal(name, root)  # the files and their checksums change together
 
 
 def _write_meta(
@@ -568,6 +670,7 @@ def _write_meta(
         "sources": dict(sorted(modules.items())),
         "agent_modules": dict(sorted(agents_mods.items())),
         "builds": builds[-20:],
+        "checksums": file_checksums(name, root),
     }
     write_json(_dir(name, root) / "meta.json", meta)
 

@@ -45,9 +45,14 @@ def run(args: Any) -> int:
             print(f"  DIFFERS {k}: {why}")
         return 0 if rep.ok else 1
     if cmd == "status":
+        corrupt = 0
         for n in args.names or list(EXPERIMENTS):
             try:
                 st = A.status(n, args.archive)
+            except A.ArchiveIntegrityError as exc:  # a file does not match its checksum
+                print(f"{n:20s} CORRUPT: {exc}")
+                corrupt += 1
+                continue
             except OSError as exc:  # a real-data experiment without its data
                 print(f"{n:20s} cannot plan: {exc}")
                 continue
@@ -57,7 +62,7 @@ def run(args: Any) -> int:
                 f"{n:20s} {len(st['done']):5d} archived {len(st['stale']):5d} stale "
                 f"{len(st['missing']):5d} missing  ({what})"
             )
-        return 0
+        return 1 if corrupt else 0
     changed = publish.render_all(root=args.archive, check=args.check)
     for path in changed:
         print(f"{'differs' if args.check else 'wrote'}: {path}")
