@@ -180,3 +180,17 @@ def test_plan_without_the_data_check_gives_the_harness_cells(name: str) -> None:
     a = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name)]
     b = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name, check_data=False)]
     assert a == b and a
+
+
+def test_verify_skips_an_experiment_whose_data_is_absent(tiny, monkeypatch) -> None:
+    """A fresh clone without ../shared/data: the real-data experiments are not re-run
+    (said so), instead of counting their failed re-runs as differences."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    monkeypatch.setattr(A, "missing_data", lambda env: "stocks29" if "Fig1" in env else None)
+    lines: list[str] = []
+    rep = A.verify(["bkc2020-fig1"], sample=2, seed=0, root=tiny, log=lines.append)
+    assert rep.skipped == {
+        "bkc2020-fig1": "needs the data sets ['stocks29'] (hbo-bench data fetch)"
+    }
+    assert not rep.checked and not rep.mismatches and not rep.ok
+    assert lines == [f"  skipped: bkc2020-fig1: {rep.skipped['bkc2020-fig1']}"]

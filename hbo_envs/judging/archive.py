@@ -932,6 +932,8 @@ class VerifyReport:
     within_tolerance: dict[str, str] = field(default_factory=dict)
     #: cells archived without action digests (their numbers were compared only)
     no_digest: int = 0
+    #: experiments not re-run here, with why (a real-data set is absent)
+    skipped: dict[str, str] = field(default_factory=dict)
     rtol: float = DEFAULT_RTOL
 
     @property
@@ -966,6 +968,12 @@ def verify(
             )
         rec = load(n, root)
         if rec.empty:
+            continue
+        exp = exps[n]
+        envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
+        if missing := sorted({d for e in envs if (d := missing_data(e))}):
+            report.skipped[n] = f"needs the data sets {missing} (hbo-bench data fetch)"
+            log(f"  skipped: {n}: {report.skipped[n]}")
             continue
         st = status(n, root)
         report.stale_skipped += len(st["stale"])

@@ -41,6 +41,8 @@ def run(args: Any) -> int:
             + (f"; {rep.no_digest} without an archived action digest" if rep.no_digest else "")
             + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
         )
+        for n, why in rep.skipped.items():
+            print(f"  not re-run: {n}: {why}")
         for k, why in rep.mismatches.items():
             print(f"  DIFFERS {k}: {why}")
         return 0 if rep.ok else 1
