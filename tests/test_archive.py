@@ -1,5 +1,6 @@
 """The results archive machinery (hbo_envs.judging.archive) on a tiny plan: build,
-resume, stale cells after a source change, bit-for-bit verification and its failure."""
+resume, stale cells after a source change, verification (actions exactly, numbers within
+a tolerance) and its failures."""
 
 from __future__ import annotations
 

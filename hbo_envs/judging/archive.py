@@ -5,15 +5,19 @@ Layout (``results/archive/`` in the repository; one folder per experiment)::
     results/archive/<experiment>/records.parquet   per (env, agent, seed[, T]) the recorded
                                                    rounds of hbo_envs.harness.records
                                                    (R_t at the record grid, coverage, agent
-                                                   seconds), plus ``variant`` and ``fingerprint``
+                                                   seconds), plus ``variant``, ``fingerprint``
+                                                   and ``actions_prefix`` (digest of the
+                                                   actions up to that round)
     results/archive/<experiment>/cells.parquet     one row per cell: fingerprint, run name,
                                                    variant, agent, seed, horizon, the SHA-256 of
                                                    the sources it ran (``source_sha256``), R_T,
-                                                   agent seconds, date
+                                                   agent seconds, date, the SHA-256 of its
+                                                   actions (``actions_sha256``)
     results/archive/<experiment>/meta.json         code revision, per-module source SHA-256,
                                                    package versions, machine, the paper's
                                                    protocol and the protocol actually run
-                                                   (seeds, horizons, and why it differs)
+                                                   (seeds, horizons, and why it differs), the
+                                                   SHA-256 of the two files (``checksums``)
 
 Why ``results/``: it is where ``hbo-bench reproduce`` writes a user's own runs
 (``results/<name>``), so the committed archive sits beside them in the same form; the
