@@ -114,7 +114,8 @@ def test_a_diverged_trajectory_is_reported_never_passed(tiny) -> None:
         forked = stored.copy()
         forked.loc[forked["t"] >= t, "actions_prefix"] = "0" * 16
         c = A.check_rerun(pc.spec, forked, actions_sha256=digest)
-        assert not c.ok and c.detail.startswith(f"actions diverge at t = {t}:"), c.detail
+        assert not c.ok and c.detail.startswith(f"actions diverge at t = {t}"), c.detail
+        assert c.fork == (t > 1)  # agreed before it departed (at t = 1: never agreed)
     c = A.check_rerun(pc.spec, stored, actions_sha256="f" * 64)
     assert not c.ok and "the digest of all actions differs" in c.detail
     # the digests are the cell runner's: the SHA-256 of its int64 actions
@@ -195,3 +196,42 @@ def test_verify_skips_an_experiment_whose_data_is_absent(tiny, monkeypatch) -> N
     }
     assert not rep.checked and not rep.mismatches and not rep.ok
     assert lines == [f"  skipped: bkc2020-fig1: {rep.skipped['bkc2020-fig1']}"]
+
+
+def _fork(root, pc, t: int, with_digest: bool = True) -> None:
+    """Make the archived run of ``pc`` depart from round ``t`` on (other arms, higher
+    regret), as a re-run on another CPU could; reseal the edited files."""
+    d = root / "bkc2020-fig1"
+    rec = pd.read_parquet(d / "records.parquet")
+    m = (rec["fingerprint"] == pc.spec.fingerprint()) & (rec["t"] >= t)
+    rec.loc[m, "regret"] += 0.5
+    rec.loc[m, "avg_regret"] = rec.loc[m, "regret"] / rec.loc[m, "t"]
+    if with_digest:
+        rec.loc[m, "actions_prefix"] = "0" * 16
+    rec.to_parquet(d / "records.parquet", index=False)
+    A.seal("bkc2020-fig1", root)
+
+
+def test_a_fork_is_reported_and_accepted_once_two_are_differences(tiny) -> None:
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    plan = A.plan("bkc2020-fig1")
+    _fork(tiny, plan[0], 7)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    (key,) = rep.forks
+    assert rep.ok and not rep.mismatches and key.endswith(plan[0].spec.run_name)
+    assert rep.forks[key].startswith("actions diverge at t = 7 (a fork: the same arms and ")
+    # without digests (an old archive) the numbers locate it
+    c = A.check_rerun(
+        plan[0].spec,
+        A.load("bkc2020-fig1", tiny).pipe(
+            lambda r: r[r["fingerprint"] == plan[0].spec.fingerprint()][list(A.COLUMNS)]
+        ),
+    )
+    assert c.fork and c.detail.startswith("the trajectory diverges at t = 7 (a fork")
+    # a departure at the first round is no fork; a second fork exceeds max(1, 10 // 100)
+    _fork(tiny, plan[1], 1)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert not rep.ok and len(rep.forks) == 1 and len(rep.mismatches) == 1
+    _fork(tiny, plan[2], 12)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert not rep.ok and len(rep.forks) == 2 and len(rep.mismatches) == 3

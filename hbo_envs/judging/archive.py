@@ -76,6 +76,7 @@ from hbo_envs.harness.compare import (
     check_rtol,
     describe_divergence,
     first_difference,
+    fork_limit,
     max_relative_difference,
 )
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
@@ -851,11 +852,14 @@ class RerunCheck:
     deterministic number agrees within the tolerance. ``detail`` says how (``identical``,
     ``equal within rtol ...``) or where it departs (``actions diverge at t = k``, ``column
     'regret' differs first at t = k``); ``note`` is :data:`NO_DIGEST` for a cell archived
-    before action digests existed."""
+    before action digests existed. ``fork``: see below."""
 
     ok: bool
     detail: str
     note: str = ""
+    #: the re-run agreed (same arms, numbers within rtol) up to a round and then departed:
+    #: a trajectory that diverged on this CPU (``verify`` accepts up to ``fork_limit``)
+    fork: bool = False
 
 
 def check_rerun(
@@ -884,32 +888,63 @@ def check_rerun(
     ts = want["t"].to_numpy()
     archived = want["actions_prefix"] if "actions_prefix" in want else None
     has_digest = archived is not None and archived.notna().all()
-    if has_digest:
-        prefix = dict(zip(res.records["t"], res.info["actions_prefix"], strict=True))
-        where = describe_divergence(ts, [prefix[int(t)] for t in ts], archived.tolist())
-        if where is None and actions_sha256 and actions_sha256 != res.info["actions_sha256"]:
-            where = "actions diverge (the digest of all actions differs)"
-        if where is not None:
-            return RerunCheck(False, f"{where}: the re-run played other arms than the archived run")
-    largest = 0.0
+    note = "" if has_digest else NO_DIGEST
+    # where the numbers first depart (None: every column agrees within rtol)
+    k_num, col_num, largest = None, "", 0.0
     for col in DETERMINISTIC:
         a = got[col].to_numpy(dtype=float)
         b = want[col].to_numpy(dtype=float)
         k = first_difference(ts, a, b, rtol)
-        if k is not None:
-            same = "the actions are the archived ones" if has_digest else NO_DIGEST
+        if k is not None and (k_num is None or k < k_num):
+            k_num, col_num = k, col
+        largest = max(largest, max_relative_difference(a[:k], b[:k]))
+    R = (float(got["regret"].iloc[-1]), float(want["regret"].iloc[-1]))
+    if has_digest:  # where the actions first differ (None: the same arms throughout)
+        prefix = [
+            dict(zip(res.records["t"], res.info["actions_prefix"], strict=True))[int(t)] for t in ts
+        ]
+        where = describe_divergence(ts, prefix, archived.tolist())
+        k_act = next(
+            (i for i, (x, y) in enumerate(zip(prefix, archived, strict=True)) if x != y), None
+        )
+        if where is None and actions_sha256 and actions_sha256 != res.info["actions_sha256"]:
+            where, k_act = "actions diverge (the digest of all actions differs)", len(ts) - 1
+        if where is not None:
+            assert k_act is not None
+            agreed = k_num is None or k_num >= k_act
+            if k_act > 0 and agreed:
+                return RerunCheck(
+                    False,
+                    f"{where} (a fork: the same arms and numbers within rtol {rtol:g} before "
+                    f"it; R_T re-run {R[0]!r}, archived {R[1]!r})",
+                    fork=True,
+                )
+            return RerunCheck(False, f"{where}: the re-run played other arms than the archived run")
+    if k_num is not None:
+        a = got[col_num].to_numpy(dtype=float)
+        b = want[col_num].to_numpy(dtype=float)
+        t_k = int(ts[k_num])
+        if not has_digest and k_num > 0 and col_num == "regret":
             return RerunCheck(
                 False,
-                f"column {col!r} differs first at t = {int(ts[k])}: re-run {a[k]!r}, archived "
-                f"{b[k]!r} (beyond rtol {rtol:g}; {same})",
-                "" if has_digest else NO_DIGEST,
+                f"the trajectory diverges at t = {t_k} (a fork: every number within rtol "
+                f"{rtol:g} at the archived rounds before it; R_T re-run {R[0]!r}, archived "
+                f"{R[1]!r})",
+                note,
+                fork=True,
             )
-        largest = max(largest, max_relative_difference(a, b))
+        same = "; the actions are the archived ones" if has_digest else ""
+        return RerunCheck(
+            False,
+            f"column {col_num!r} differs first at t = {t_k}: re-run {float(a[k_num])!r}, "
+            f"archived {float(b[k_num])!r} (beyond rtol {rtol:g}{same})",
+            note,
+        )
     if largest == 0.0:
         detail = "identical"
     else:
         detail = f"equal within rtol {rtol:g} (largest relative difference {largest:.2g})"
-    return RerunCheck(True, detail, "" if has_digest else NO_DIGEST)
+    return RerunCheck(True, detail, note)
 
 
 def rerun_matches(
@@ -936,6 +971,9 @@ class VerifyReport:
     within_tolerance: dict[str, str] = field(default_factory=dict)
     #: cells archived without action digests (their numbers were compared only)
     no_digest: int = 0
+    #: cells whose trajectory diverged after agreeing (:attr:`RerunCheck.fork`): accepted
+    #: and reported up to :func:`~hbo_envs.harness.compare.fork_limit` of the cells checked
+    forks: dict[str, str] = field(default_factory=dict)
     #: experiments not re-run here, with why (a real-data set is absent)
     skipped: dict[str, str] = field(default_factory=dict)
     rtol: float = DEFAULT_RTOL
@@ -957,7 +995,13 @@ def verify(
     """Re-run ``sample`` random archived cells per experiment (``seed`` fixes the draw; None
     draws fresh) and compare each (:func:`check_rerun`: actions exactly, numbers within
     ``rtol``, in ``(0, 1e-6]``). Stale cells (their sources changed since they ran) are not
-    compared: they are expected to differ."""
+    compared: they are expected to differ.
+
+    A cell that agrees (same arms, numbers within ``rtol``) up to a round and then departs
+    is a *fork*: on a CPU of another family two arms whose scores tie to the last bit can
+    swap. Forks are listed in :attr:`VerifyReport.forks` and accepted up to
+    :func:`~hbo_envs.harness.compare.fork_limit` of the cells checked (``max(1, n //
+    100)``); more are differences. Any other departure is a difference."""
     sample = check_int("archive.verify", "sample", sample, 1, 100_000)
     if seed is not None:
         seed = check_int("archive.verify", "seed", seed, 0)
@@ -1007,10 +1051,15 @@ def verify(
             key = f"{n}: {pc.spec.run_name}"
             report.checked.append(f"{key} (T = {int(stored['t'].max())})")
             report.no_digest += c.note == NO_DIGEST
-            if not c.ok:
+            if c.fork:
+                report.forks[key] = c.detail
+            elif not c.ok:
                 report.mismatches[key] = c.detail
             elif c.detail != "identical":
                 report.within_tolerance[key] = c.detail
             note = f" ({c.note})" if c.note else ""
-            log(f"  {c.detail if c.ok else 'DIFFERS: ' + c.detail}{note}: {key}")
+            tag = "" if c.ok else "DIVERGES: " if c.fork else "DIFFERS: "
+            log(f"  {tag}{c.detail}{note}: {key}")
+    if len(report.forks) > fork_limit(len(report.checked)):
+        report.mismatches.update(report.forks)  # more forks than a CPU change explains
     return report

@@ -38,6 +38,7 @@ def run(args: Any) -> int:
             f"{len(rep.checked)} cell(s) re-run, {len(rep.mismatches)} differ "
             f"(actions compared exactly, numbers within rtol {rep.rtol:g}); "
             f"{len(rep.within_tolerance)} equal within the tolerance but not bit for bit"
+            + (f"; {len(rep.forks)} diverged after agreeing (a fork)" if rep.forks else "")
             + (f"; {rep.no_digest} without an archived action digest" if rep.no_digest else "")
             + (f"; {rep.stale_skipped} stale cell(s) not compared" if rep.stale_skipped else "")
         )
@@ -45,6 +46,9 @@ def run(args: Any) -> int:
             print(f"  not re-run: {n}: {why}")
         for k, why in rep.mismatches.items():
             print(f"  DIFFERS {k}: {why}")
+        for k, why in rep.forks.items():
+            if k not in rep.mismatches:
+                print(f"  DIVERGES (accepted: a fork on this CPU) {k}: {why}")
         return 0 if rep.ok else 1
     if cmd == "status":
         corrupt = 0
