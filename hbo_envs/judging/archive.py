@@ -925,9 +925,11 @@ def check_rerun(
         b = want[col_num].to_numpy(dtype=float)
         t_k = int(ts[k_num])
         if not has_digest and k_num > 0 and col_num == "regret":
+            lo = int(ts[k_num - 1]) + 1
+            at = f"at t = {t_k}" if lo == t_k else f"between t = {lo} and t = {t_k}"
             return RerunCheck(
                 False,
-                f"the trajectory diverges at t = {t_k} (a fork: every number within rtol "
+                f"the trajectory diverges {at} (a fork: every number within rtol "
                 f"{rtol:g} at the archived rounds before it; R_T re-run {R[0]!r}, archived "
                 f"{R[1]!r})",
                 note,
