@@ -216,10 +216,19 @@ def _add_archive_parser(sub: Any) -> None:
     b.add_argument("names", nargs="*", help="experiments (default: all, see reproduce --list)")
     b.add_argument("--max-cells", type=int, default=None, help="stop after this many cells")
     b.add_argument("--batch", type=int, default=40, help="cells merged into the archive at once")
-    v = asub.add_parser("verify", help="re-run a random sample of cells, compare bit for bit")
+    v = asub.add_parser(
+        "verify", help="re-run a random sample of cells: actions exactly, numbers within rtol"
+    )
     v.add_argument("names", nargs="*", help="experiments (default: all)")
     v.add_argument("--sample", type=int, default=3, help="cells per experiment")
     v.add_argument("--seed", type=int, default=None, help="fix the random draw of cells")
+    v.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="relative tolerance of the numbers, in (0, 1e-6] (default 1e-9); actions are "
+        "compared exactly",
+    )
     s = asub.add_parser("status", help="archived / stale / missing cells per experiment")
     s.add_argument("names", nargs="*", help="experiments (default: all)")
     r = asub.add_parser("render", help="regenerate every published block from the archive")

@@ -1,8 +1,12 @@
 """The results archive machinery (hbo_envs.judging.archive) on a tiny plan: build,
-resume, stale cells after a source change, bit-for-bit verification and its failure."""
+resume, stale cells after a source change, verification (actions exactly, numbers within
+a tolerance) and its failures."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -37,6 +41,9 @@ def test_build_resume_stale_and_verify(tiny) -> None:
     cells = A.read_cells("bkc2020-fig1", tiny)
     cells.loc[cells["agent"] == "gp-ucb", "source_sha256"] = "0" * 64
     cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
+    with pytest.raises(A.ArchiveIntegrityError, match="cells.parquet does not match"):
+        A.status("bkc2020-fig1", tiny)  # an edit is caught by the checksums ...
+    A.seal("bkc2020-fig1", tiny)  # ... until it is sealed on purpose
     st = A.status("bkc2020-fig1", tiny)
     assert {pc.spec.agent.label for pc in st["stale"]} == {"gp-ucb"} and len(st["stale"]) == 2
     c2 = A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
@@ -69,16 +76,77 @@ def test_a_timed_experiment_does_not_borrow_batched_cells(tiny, monkeypatch) -> 
     assert A._borrow("y", tiny, todo, A._Hasher()) == []
 
 
+def _stored(root, k: int = 0):
+    pc = A.plan("bkc2020-fig1")[k]
+    rec = A.load("bkc2020-fig1", root)
+    cells = A.read_cells("bkc2020-fig1", root)
+    fp = pc.spec.fingerprint()
+    stored = rec[rec["fingerprint"] == fp][[*A.COLUMNS, "actions_prefix"]]
+    digest = str(cells.loc[cells["fingerprint"] == fp, "actions_sha256"].iloc[0])
+    return pc, stored.reset_index(drop=True), digest
+
+
 def test_rerun_matches_reports_a_changed_number(tiny) -> None:
     A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
-    pc = A.plan("bkc2020-fig1")[0]
-    rec = A.load("bkc2020-fig1", tiny)
-    stored = rec[rec["fingerprint"] == pc.spec.fingerprint()][list(A.COLUMNS)]
-    assert A.rerun_matches(pc.spec, stored) is None
+    pc, stored, digest = _stored(tiny)
+    assert A.rerun_matches(pc.spec, stored, actions_sha256=digest) is None
+    R = float(stored["regret"].iloc[-1])
+    # a last-bit difference (another CPU's BLAS kernel) is within the default rtol 1e-9
+    near = stored.copy()
+    near.loc[near.index[-1], "regret"] = np.nextafter(R, np.inf)
+    c = A.check_rerun(pc.spec, near, actions_sha256=digest)
+    assert c.ok and c.detail.startswith("equal within rtol 1e-09 (largest relative difference")
+    # a change of 1e-8 relative is not (and with rtol 1e-6 it is)
     bad = stored.copy()
-    bad.loc[bad.index[-1], "regret"] = float(bad["regret"].iloc[-1]) + 1e-12
-    why = A.rerun_matches(pc.spec, bad)
+    bad.loc[bad.index[-1], "regret"] = R * (1 + 1e-8)
+    why = A.rerun_matches(pc.spec, bad, actions_sha256=digest)
     assert why is not None and "'regret' differs first at t = 20" in why
+    assert "beyond rtol 1e-09; the actions are the archived ones" in why
+    assert A.rerun_matches(pc.spec, bad, actions_sha256=digest, rtol=1e-6) is None
+
+
+def test_a_diverged_trajectory_is_reported_never_passed(tiny) -> None:
+    """The archived prefix digests locate the first round whose action differs; the
+    numbers alone would pass (they are the archived ones)."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    pc, stored, digest = _stored(tiny)
+    for t in (1, 7, 20):
+        forked = stored.copy()
+        forked.loc[forked["t"] >= t, "actions_prefix"] = "0" * 16
+        c = A.check_rerun(pc.spec, forked, actions_sha256=digest)
+        assert not c.ok and c.detail.startswith(f"actions diverge at t = {t}"), c.detail
+        assert c.fork == (t > 1)  # agreed before it departed (at t = 1: never agreed)
+    c = A.check_rerun(pc.spec, stored, actions_sha256="f" * 64)
+    assert not c.ok and "the digest of all actions differs" in c.detail
+    # the digests are the cell runner's: the SHA-256 of its int64 actions
+    res = A.run_cell(pc.spec)
+    assert res.info["actions_sha256"] == digest and len(res.info["actions_prefix"]) == 20
+
+
+def test_a_cell_archived_without_digests_is_compared_by_its_numbers(tiny) -> None:
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    pc, stored, _ = _stored(tiny)
+    old = stored.drop(columns="actions_prefix")
+    c = A.check_rerun(pc.spec, old)
+    assert c.ok and c.note == A.NO_DIGEST == (
+        "no digest archived: numbers compared within tolerance only"
+    )
+    cells = A.read_cells("bkc2020-fig1", tiny).drop(columns="actions_sha256")
+    cells.to_parquet(tiny / "bkc2020-fig1" / "cells.parquet", index=False)
+    rec = pd.read_parquet(tiny / "bkc2020-fig1" / "records.parquet")
+    rec.drop(columns="actions_prefix").to_parquet(tiny / "bkc2020-fig1" / "records.parquet")
+    meta = A.read_meta("bkc2020-fig1", tiny)
+    del meta["checksums"]  # as the archive before checksums
+    (tiny / "bkc2020-fig1" / "meta.json").write_text(json.dumps(meta))
+    lines: list[str] = []
+    rep = A.verify(["bkc2020-fig1"], sample=2, seed=0, root=tiny, log=lines.append)
+    assert rep.ok and rep.no_digest == 2 and all(A.NO_DIGEST in x for x in lines)
+
+
+@pytest.mark.parametrize("rtol", [0, -1e-9, 2e-6, float("nan"), float("inf"), True, "1e-9"])
+def test_verify_refuses_a_tolerance_outside_the_interval(rtol) -> None:
+    with pytest.raises(ValueError, match=r"'rtol' parameter of archive.verify must be a real "):
+        A.verify(["bkc2020-fig1"], rtol=rtol, log=_quiet)
 
 
 def test_archive_rounds_are_a_subset_of_the_record_grid() -> None:
@@ -114,3 +182,56 @@ def test_plan_without_the_data_check_gives_the_harness_cells(name: str) -> None:
     a = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name)]
     b = [(pc.variant, pc.spec.fingerprint()) for pc in A.plan(name, check_data=False)]
     assert a == b and a
+
+
+def test_verify_skips_an_experiment_whose_data_is_absent(tiny, monkeypatch) -> None:
+    """A fresh clone without ../shared/data: the real-data experiments are not re-run
+    (said so), instead of counting their failed re-runs as differences."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    monkeypatch.setattr(A, "missing_data", lambda env: "stocks29" if "Fig1" in env else None)
+    lines: list[str] = []
+    rep = A.verify(["bkc2020-fig1"], sample=2, seed=0, root=tiny, log=lines.append)
+    assert rep.skipped == {
+        "bkc2020-fig1": "needs the data sets ['stocks29'] (hbo-bench data fetch)"
+    }
+    assert not rep.checked and not rep.mismatches and not rep.ok
+    assert lines == [f"  skipped: bkc2020-fig1: {rep.skipped['bkc2020-fig1']}"]
+
+
+def _fork(root, pc, t: int, with_digest: bool = True) -> None:
+    """Make the archived run of ``pc`` depart from round ``t`` on (other arms, higher
+    regret), as a re-run on another CPU could; reseal the edited files."""
+    d = root / "bkc2020-fig1"
+    rec = pd.read_parquet(d / "records.parquet")
+    m = (rec["fingerprint"] == pc.spec.fingerprint()) & (rec["t"] >= t)
+    rec.loc[m, "regret"] += 0.5
+    rec.loc[m, "avg_regret"] = rec.loc[m, "regret"] / rec.loc[m, "t"]
+    if with_digest:
+        rec.loc[m, "actions_prefix"] = "0" * 16
+    rec.to_parquet(d / "records.parquet", index=False)
+    A.seal("bkc2020-fig1", root)
+
+
+def test_a_fork_is_reported_and_accepted_once_two_are_differences(tiny) -> None:
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    plan = A.plan("bkc2020-fig1")
+    _fork(tiny, plan[0], 7)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    (key,) = rep.forks
+    assert rep.ok and not rep.mismatches and key.endswith(plan[0].spec.run_name)
+    assert rep.forks[key].startswith("actions diverge at t = 7 (a fork: the same arms and ")
+    # without digests (an old archive) the numbers locate it
+    c = A.check_rerun(
+        plan[0].spec,
+        A.load("bkc2020-fig1", tiny).pipe(
+            lambda r: r[r["fingerprint"] == plan[0].spec.fingerprint()][list(A.COLUMNS)]
+        ),
+    )
+    assert c.fork and c.detail.startswith("the trajectory diverges at t = 7 (a fork")
+    # a departure at the first round is no fork; a second fork exceeds max(1, 10 // 100)
+    _fork(tiny, plan[1], 1)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert not rep.ok and len(rep.forks) == 1 and len(rep.mismatches) == 1
+    _fork(tiny, plan[2], 12)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert not rep.ok and len(rep.forks) == 2 and len(rep.mismatches) == 3

@@ -48,6 +48,8 @@ def _same(one, batch):
         if a.snapshot is not None:
             pd.testing.assert_frame_equal(a.snapshot, b.snapshot, check_exact=True)
         assert a.info["R_T"] == b.info["R_T"]
+        assert a.info["actions_sha256"] == b.info["actions_sha256"]  # the same arms, too
+        assert a.info["actions_prefix"] == b.info["actions_prefix"]
 
 
 @pytest.mark.parametrize(

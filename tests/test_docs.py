@@ -34,6 +34,8 @@ MODULES = [
     "agents.gp.gp_ucb",
     "hbo_envs.judging.rules.claims",
     "hbo_envs.harness.stats",
+    "hbo_envs.harness.compare",
+    "hbo_envs.harness.records",
     "hbo_envs.judging.rules.known_failures",
     "hbo_envs.harness.plotting",
     "hbo_envs._lazy",

@@ -443,11 +443,25 @@ def test_consistently_edited_regret_passes_validate_but_fails_verify(
     s = _edit_regret(board["subs"]["kernel-ucb"], board["suite"], consistent=True)
     s["agent"]["code"]["source_sha256"] = "0" * 64
     assert validate(s, suite=board["suite"]).ok
+    # one edited cell that agrees at its first checkpoints reads as a trajectory fork (as
+    # on a CPU of another family): reported, and the record holds the verifier's numbers
+    rep = verify(s, hidden=0, root=board["root"])
+    text = str(rep)
+    assert "hbo/RKHS-SE-StudentT-v0 seed 2: the trajectory diverges at t = " in text
+    assert "is not the submitted one" in text
+    edited = next(r for r in s["results"] if r["env_id"] == ENVS[0] and r["seed"] == 2)
+    ranked = next(r for r in rep.results if r["env_id"] == ENVS[0] and r["seed"] == 2)
+    assert ranked["final_regret"] == pytest.approx(2 * edited["final_regret"], rel=1e-9)
+    # a second such cell is beyond the fork limit (max(1, 12 // 100)): not reproduced
+    r3 = next(r for r in s["results"] if r["env_id"] == ENVS[0] and r["seed"] == 3)
+    r3["final_regret"] *= 0.5
+    r3["final_avg_regret"] = r3["final_regret"] / T
+    r3["checkpoints"]["regret"] = [min(v, r3["final_regret"]) for v in r3["checkpoints"]["regret"]]
+    s["aggregates"] = aggregates(board["suite"], s["results"])
     rep = verify(s, hidden=0, root=board["root"])
     assert rep.status == "failed"
     text = str(rep)
-    assert "NOT REPRODUCED" in text and "hbo/RKHS-SE-StudentT-v0 seed 2" in text
-    assert "is not the submitted one" in text
+    assert "NOT REPRODUCED on 2 of 12" in text and "hbo/RKHS-SE-StudentT-v0 seed 3" in text
 
 
 @BOARD

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 import hbo_envs  # noqa: F401  (registers the envs in worker processes)
+from hbo_envs.harness.compare import action_digests
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid, record_grid
 from hbo_envs.harness.specs import CellSpec, agent_seed
 
@@ -201,6 +202,7 @@ class _Cell:
         self.coverage = np.full(n_rec, np.nan)
         self.cov_set = set(self.cov_at.tolist())
         self.cum = 0.0
+        self.actions = np.zeros(T, dtype=np.int64)  # actions[t - 1]: the arm of round t
 
     def agent(self) -> Any:
         agent = self.spec.agent.build()
@@ -248,9 +250,13 @@ class _Cell:
                     "width": np.asarray(width, dtype=float),
                 }
             )
+        # what the agent did, exactly, for a comparison across CPUs (hbo_envs.harness.compare)
+        actions_sha256, actions_prefix = action_digests(self.actions, ts)
         extra = {
             "horizon": self.T,
             "R_T": float(self.cum),
+            "actions_sha256": actions_sha256,
+            "actions_prefix": actions_prefix,
             "agent_time_s": float(self.atime[-1]),
             "loop_time_s": float(self.wall[-1]),
             "agent_name": getattr(agent, "name", None),
@@ -271,6 +277,7 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
     has_posterior = callable(getattr(agent, "posterior", None))
     rec_at, cov_set, n_rec = cell.rec_at, cell.cov_set, cell.rec_at.size
     act, update, step = agent.act, agent.update, cell.uenv.step
+    played = cell.actions
 
     cum = 0.0
     k = 0
@@ -281,6 +288,7 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
         a1 = perf()
         _, reward, _, _, info = step(action)
         a2 = perf()
+        played[t - 1] = action
         update(action, reward)
         a3 = perf()
         agent_time += (a1 - a0) + (a3 - a2)
@@ -375,6 +383,7 @@ def _run_batch(
     T, rec_at, cov_set, n_rec = c0.T, c0.rec_at, c0.cov_set, c0.rec_at.size
     has_posterior = callable(getattr(agents[0], "posterior", None))
     steps = [c.uenv.step for c in cells]
+    played = [c.actions for c in cells]
     cum = np.zeros(B)
     rewards = np.empty(B)
     regrets = np.empty(B)
@@ -388,6 +397,7 @@ def _run_batch(
         a1 = perf()
         for b, a in enumerate(actions.tolist()):
             _, rewards[b], _, _, info = steps[b](a)
+            played[b][t - 1] = a
             regrets[b] = info["regret"]
             infos[b] = info
         a2 = perf()

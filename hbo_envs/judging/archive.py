@@ -5,15 +5,19 @@ Layout (``results/archive/`` in the repository; one folder per experiment)::
     results/archive/<experiment>/records.parquet   per (env, agent, seed[, T]) the recorded
                                                    rounds of hbo_envs.harness.records
                                                    (R_t at the record grid, coverage, agent
-                                                   seconds), plus ``variant`` and ``fingerprint``
+                                                   seconds), plus ``variant``, ``fingerprint``
+                                                   and ``actions_prefix`` (digest of the
+                                                   actions up to that round)
     results/archive/<experiment>/cells.parquet     one row per cell: fingerprint, run name,
                                                    variant, agent, seed, horizon, the SHA-256 of
                                                    the sources it ran (``source_sha256``), R_T,
-                                                   agent seconds, date
+                                                   agent seconds, date, the SHA-256 of its
+                                                   actions (``actions_sha256``)
     results/archive/<experiment>/meta.json         code revision, per-module source SHA-256,
                                                    package versions, machine, the paper's
                                                    protocol and the protocol actually run
-                                                   (seeds, horizons, and why it differs)
+                                                   (seeds, horizons, and why it differs), the
+                                                   SHA-256 of the two files (``checksums``)
 
 Why ``results/``: it is where ``hbo-bench reproduce`` writes a user's own runs
 (``results/<name>``), so the committed archive sits beside them in the same form; the
@@ -30,8 +34,12 @@ the archive and the same cell of ``reproduce`` are the same numbers.
   *stale* ones (the SHA-256 of the agent's or env's source modules changed since the cell
   was run; :func:`source_hashes`), merging finished cells in batches (an interrupted build
   keeps them; a second build resumes).
-- :func:`verify` — re-runs a random sample of archive cells and compares them bit for bit
-  (:func:`rerun_matches`, the one function to point at a shared re-run-and-compare core).
+- :func:`verify` — re-runs a random sample of archive cells and compares them
+  (:func:`check_rerun`): the actions exactly (``cells.parquet`` holds the SHA-256 of each
+  cell's int64 action sequence, ``records.parquet`` a prefix digest at every archived
+  round, both computed by the cell runner), the numbers within a relative tolerance
+  (default 1e-9, :mod:`hbo_envs.harness.compare`), so the check holds on any x86-64 CPU
+  whatever BLAS kernel it picks; a diverged trajectory is reported as such.
 - :func:`load` — the records of one experiment for the claims, tables and plots
   (:mod:`hbo_envs.judging.publish` renders every published number from it).
 
@@ -60,14 +68,24 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as papq
 
 from hbo_envs.harness.cell import run_cell
+from hbo_envs.harness.compare import (
+    DEFAULT_RTOL,
+    check_rtol,
+    describe_divergence,
+    first_difference,
+    fork_limit,
+    max_relative_difference,
+)
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.runner import build_cells as harness_build_cells
 from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
 from hbo_envs.harness.stats import MIN_PAIRED_SEEDS
 from hbo_envs.harness.store import (
+    ResultStore,
     _atomic_write,
     file_sha256,
     git_revision,
@@ -82,13 +100,22 @@ from hbo_envs.validation import check_int
 
 __all__ = [
     "ARCHIVE_DIR",
+    "ARCHIVE_FILES",
+    "ArchiveIntegrityError",
     "BUDGETS",
     "Budget",
     "PlannedCell",
     "build",
+    "check_integrity",
+    "file_checksums",
     "load",
     "plan",
+    "NO_DIGEST",
+    "RerunCheck",
+    "VerifyReport",
+    "check_rerun",
     "rerun_matches",
+    "seal",
     "source_hashes",
     "status",
     "undecidable",
@@ -98,8 +125,9 @@ __all__ = [
 ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
 """The archive of this checkout (``results/archive``)."""
 
-#: Record columns that are a deterministic function of the cell (compared bit for bit);
-#: ``wall_time`` and ``agent_time`` are measurements of the machine and are not.
+#: Record columns that are a deterministic function of the cell (compared within the
+#: tolerance by :func:`check_rerun`); ``wall_time`` and ``agent_time`` are measurements of
+#: the machine and are not.
 DETERMINISTIC = ("seed", "t", "regret", "avg_regret", "coverage", "corruption_used", "lower_bound")
 
 
@@ -350,7 +378,89 @@ def _dir(name: str, root: str | os.PathLike[str] | None) -> Path:
 
 
 def _read(path: Path) -> pd.DataFrame | None:
-    return pd.read_parquet(path) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on a bad file
+        raise ArchiveIntegrityError(
+            f"{path} cannot be read as Parquet ({type(exc).__name__}: {exc}): it is "
+            f"truncated, corrupted or not a Parquet file. {_RESTORE.format(path=path)}"
+        ) from None
+
+
+# -- integrity ------------------------------------------------------------
+#: The data files of an experiment's archive, each with its SHA-256 in ``meta.json``.
+ARCHIVE_FILES = ("records.parquet", "cells.parquet")
+
+_RESTORE = (
+    "Restore it from the repository (git checkout -- {path}) or rebuild the experiment "
+    "(hbo-bench archive build)."
+)
+
+
+class ArchiveIntegrityError(ValueError):
+    """An archive file does not match the SHA-256 its ``meta.json`` records, is missing,
+    or cannot be read; the message names the file."""
+
+
+def file_checksums(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``{file name: SHA-256}`` of the archive files of ``name`` that exist."""
+    d = _dir(name, root)
+    return {f: file_sha256(d / f) for f in ARCHIVE_FILES if (d / f).exists()}
+
+
+def seal(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Record the current checksums of ``name``'s files in its ``meta.json`` (what
+    :func:`build` does after every merge; by hand only after a deliberate edit of a file).
+    The checksums detect corruption (a flipped bit, a truncated or replaced file), not
+    a deliberate forgery: anyone can recompute them; the repository's history is the
+    record of who changed what."""
+    meta = read_meta(name, root)
+    meta["checksums"] = file_checksums(name, root)
+    write_json(_dir(name, root) / "meta.json", meta)
+    return meta["checksums"]
+
+
+def check_integrity(name: str, root: str | os.PathLike[str] | None = None) -> None:
+    """Raise :class:`ArchiveIntegrityError`, naming the file, when an archive file of
+    ``name`` does not match the SHA-256 in its ``meta.json`` (or is missing although
+    listed); a file of an archive written before checksums existed must at least read as
+    Parquet. :func:`load` and :func:`read_cells` (so ``status``, ``verify`` and ``render``)
+    check it before reading."""
+    d = _dir(name, root)
+    sums = read_meta(name, root).get("checksums") or {}
+    if not isinstance(sums, dict):
+        raise ArchiveIntegrityError(
+            f"{d / 'meta.json'}: its 'checksums' entry is not a mapping of file names to "
+            f"SHA-256 digests; got {sums!r}. {_RESTORE.format(path=d / 'meta.json')}"
+        )
+    for f in ARCHIVE_FILES:
+        path = d / f
+        want = sums.get(f)
+        if not path.exists():
+            if want is not None:
+                raise ArchiveIntegrityError(
+                    f"{path} is missing, but {d / 'meta.json'} records its SHA-256. "
+                    + _RESTORE.format(path=path)
+                )
+            continue
+        if want is None:  # written before checksums: it must at least be a Parquet file
+            try:
+                papq.read_metadata(path)
+            except Exception as exc:  # noqa: BLE001 - any read error: say which file
+                raise ArchiveIntegrityError(
+                    f"{path} cannot be read as Parquet ({type(exc).__name__}: {exc}) and "
+                    f"meta.json records no checksum for it. {_RESTORE.format(path=path)}"
+                ) from None
+            continue
+        got = file_sha256(path)
+        if got != want:
+            raise ArchiveIntegrityError(
+                f"{path} does not match the SHA-256 recorded in meta.json (file "
+                f"{got[:16]}…, recorded {str(want)[:16]}…): the file was altered or corrupted "
+                f"(a flipped bit, a truncated or replaced file). {_RESTORE.format(path=path)}"
+            )
 
 
 def load(
@@ -360,7 +470,8 @@ def load(
     :data:`hbo_envs.harness.records.COLUMNS` plus ``variant``, ``horizon`` and
     ``fingerprint``. With ``planned_only`` (default) only the cells of the current
     :func:`plan` (cells of a larger earlier protocol stay in the files, unused, until a
-    budget includes them again)."""
+    budget includes them again). The files are checked first (:func:`check_integrity`)."""
+    check_integrity(name, root)
     d = _dir(name, root)
     rec = _read(d / "records.parquet")
     if rec is None:
@@ -373,10 +484,22 @@ def load(
 
 def read_meta(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     p = _dir(name, root) / "meta.json"
-    return json.loads(p.read_text()) if p.exists() else {}
+    if not p.exists():
+        return {}
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveIntegrityError(
+            f"{p} is not valid JSON ({exc}). {_RESTORE.format(path=p)}"
+        ) from None
+    if not isinstance(meta, dict):
+        raise ArchiveIntegrityError(f"{p} does not hold a JSON object. {_RESTORE.format(path=p)}")
+    return meta
 
 
 def read_cells(name: str, root: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The cell table of ``name`` (checked first: :func:`check_integrity`)."""
+    check_integrity(name, root)
     c = _read(_dir(name, root) / "cells.parquet")
     return c if c is not None else pd.DataFrame(columns=_CELL_COLUMNS)
 
@@ -393,6 +516,7 @@ _CELL_COLUMNS = [
     "R_T",
     "agent_seconds",
     "finished",
+    "actions_sha256",
 ]
 
 
@@ -487,8 +611,12 @@ def _merge(
         fp = pc.spec.fingerprint()
         T = int(records["t"].max())
         r = records[records["t"].isin(archive_rounds(T))]
-        new_rec.append(r.assign(variant=pc.variant, horizon=T, fingerprint=fp))
-        last = records.loc[records["t"].idxmax()]
+        r = r.assign(variant=pc.variant, horizon=T, fingerprint=fp)
+        prefix = info.get("actions_prefix")
+        if prefix is not None:  # the run's prefix digests, one per recorded round
+            r = r.assign(actions_prefix=r["t"].map(dict(zip(records["t"], prefix, strict=True))))
+        new_rec.append(r)
+        last = records.iloc[int(np.argmax(records["t"].to_numpy()))]
         new_cells.append(
             {
                 "fingerprint": fp,
@@ -502,6 +630,7 @@ def _merge(
                 "R_T": float(last["regret"]),
                 "agent_seconds": float(info.get("agent_time_s", last["agent_time"])),
                 "finished": now,
+                "actions_sha256": info.get("actions_sha256"),
             }
         )
     keep_rec = [] if rec is None else [rec[~rec["fingerprint"].isin(fps)]]
@@ -512,6 +641,7 @@ def _merge(
     ).sort_values(["variant", "agent", "seed", "horizon"], ignore_index=True)
     _write_parquet(d / "records.parquet", rec)
     _write_parquet(d / "cells.parquet", cells)
+    seal(name, root)  # the files and their checksums change together
 
 
 def _write_meta(
@@ -559,6 +689,7 @@ def _write_meta(
         "sources": dict(sorted(modules.items())),
         "agent_modules": dict(sorted(agents_mods.items())),
         "builds": builds[-20:],
+        "checksums": file_checksums(name, root),
     }
     write_json(_dir(name, root) / "meta.json", meta)
 
@@ -656,11 +787,12 @@ def build(
                     batch=getattr(exp, "batches", True),
                 )
                 by_key = {(pc.spec.agent.label, int(pc.spec.seed)): pc for pc in chunk}
+                store = ResultStore(sub)
                 finished = []
                 for (agent, seed), g in res.records.groupby(["agent", "seed"], sort=False):
                     pc = by_key.get((str(agent), int(seed)))
-                    if pc is not None:
-                        finished.append((pc, g.reset_index(drop=True), {}))
+                    if pc is not None:  # the cell's status file holds its action digests
+                        finished.append((pc, g.reset_index(drop=True), _run_info(store, pc)))
                 failures += [
                     {k: f[k] for k in ("run_name", "error_type", "error") if k in f}
                     for f in res.failures
@@ -676,6 +808,14 @@ def build(
                 log(f"  {n}: {done_n}/{len(todo)} cells run")
         _write_meta(n, root_p, hasher, failures, time.perf_counter() - t0, backend, workers, bid)
     return counts
+
+
+def _run_info(store: ResultStore, pc: PlannedCell) -> dict[str, Any]:
+    """The action digests the cell runner reported for a finished cell (beyond its
+    records), from the cell's status file in the work directory."""
+    st = store.status(pc.spec) or {}
+    keys = ("actions_sha256", "actions_prefix")
+    return {k: st[k] for k in keys if st.get(k) is not None}
 
 
 def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> list[PlannedCell]:
@@ -703,12 +843,17 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
         if hit.empty:
             continue
         rec = load(other, root, planned_only=False)
-        for fp, src in zip(hit["fingerprint"], hit["source_sha256"], strict=True):
+        digests = hit["actions_sha256"] if "actions_sha256" in hit else [None] * len(hit)
+        for fp, src, dig in zip(hit["fingerprint"], hit["source_sha256"], digests, strict=True):
             pc = want.get(fp)
             if pc is None or src != _combined(hasher(pc.spec)):
                 continue
-            rows = rec[rec["fingerprint"] == fp][list(COLUMNS)].reset_index(drop=True)
-            found.append((pc, rows, {}))
+            got = rec[rec["fingerprint"] == fp].reset_index(drop=True)
+            rows = got[list(COLUMNS)]
+            info: dict[str, Any] = {}
+            if isinstance(dig, str) and "actions_prefix" in got:
+                info = {"actions_sha256": dig, "actions_prefix": got["actions_prefix"].tolist()}
+            found.append((pc, rows, info))
             del want[fp]
     if found:
         _merge(name, root, found, hasher)
@@ -716,29 +861,125 @@ def _borrow(name: str, root: Path, todo: list[PlannedCell], hasher: _Hasher) -> 
 
 
 # -- verifying ------------------------------------------------------------
-def rerun_matches(spec: CellSpec, stored: pd.DataFrame) -> str | None:
+NO_DIGEST = "no digest archived: numbers compared within tolerance only"
+
+
+@dataclass(frozen=True)
+class RerunCheck:
+    """The comparison of one re-run with its archived rows (:func:`check_rerun`).
+
+    ``ok``: the actions are the archived ones (or none are archived) and every
+    deterministic number agrees within the tolerance. ``detail`` says how (``identical``,
+    ``equal within rtol ...``) or where it departs (``actions diverge at t = k``, ``column
+    'regret' differs first at t = k``); ``note`` is :data:`NO_DIGEST` for a cell archived
+    before action digests existed. ``fork``: see below."""
+
+    ok: bool
+    detail: str
+    note: str = ""
+    #: the re-run agreed (same arms, numbers within rtol) up to a round and then departed:
+    #: a trajectory that diverged on this CPU (``verify`` accepts up to ``fork_limit``)
+    fork: bool = False
+
+
+def check_rerun(
+    spec: CellSpec,
+    stored: pd.DataFrame,
+    *,
+    actions_sha256: str | None = None,
+    rtol: float = DEFAULT_RTOL,
+) -> RerunCheck:
     """Re-run ``spec`` with the harness's cell runner and compare it with ``stored`` (its
-    archived rows, at the rounds the archive keeps) bit for bit on :data:`DETERMINISTIC`
-    columns: ``None`` when identical, else what differs. The one re-run-and-compare
-    function of the archive (a shared core, e.g. the leaderboard's verify, can replace its
-    body)."""
+    archived rows, at the rounds the archive keeps): the actions exactly (the archived
+    ``actions_prefix`` digests and ``actions_sha256``, when present), then every
+    :data:`DETERMINISTIC` column within the relative tolerance ``rtol``
+    (:mod:`hbo_envs.harness.compare`: last-bit differences between BLAS kernels of other
+    CPUs pass, a changed number or a diverged trajectory does not)."""
+    rtol = check_rtol("archive.check_rerun", rtol)
     res = run_cell(spec)
     if res.status != "ok" or res.records is None:
-        return f"the re-run failed: {res.info.get('error_type')}: {res.info.get('error_message')}"
+        why = f"the re-run failed: {res.info.get('error_type')}: {res.info.get('error_message')}"
+        return RerunCheck(False, why)
     want = stored.sort_values("t", ignore_index=True)
-    got = res.records[res.records["t"].isin(want["t"])].sort_values("t", ignore_index=True)
+    keep = res.records["t"].isin(want["t"]).to_numpy()
+    got = res.records[keep].sort_values("t", ignore_index=True)
     if len(got) != len(want):
-        return f"{len(got)} recorded rounds in the re-run, {len(want)} archived"
+        return RerunCheck(False, f"{len(got)} recorded rounds in the re-run, {len(want)} archived")
+    ts = want["t"].to_numpy()
+    archived = want["actions_prefix"] if "actions_prefix" in want else None
+    has_digest = archived is not None and archived.notna().all()
+    note = "" if has_digest else NO_DIGEST
+    # where the numbers first depart (None: every column agrees within rtol)
+    k_num, col_num, largest = None, "", 0.0
     for col in DETERMINISTIC:
         a = got[col].to_numpy(dtype=float)
         b = want[col].to_numpy(dtype=float)
-        if not np.array_equal(a, b, equal_nan=True):
-            k = int(np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))))[0])
-            return (
-                f"column {col!r} differs first at t = {int(want['t'].iloc[k])}: "
-                f"re-run {a[k]!r}, archived {b[k]!r}"
+        k = first_difference(ts, a, b, rtol)
+        if k is not None and (k_num is None or k < k_num):
+            k_num, col_num = k, col
+        largest = max(largest, max_relative_difference(a[:k], b[:k]))
+    R = (float(got["regret"].iloc[-1]), float(want["regret"].iloc[-1]))
+    if has_digest:  # where the actions first differ (None: the same arms throughout)
+        prefix = [
+            dict(zip(res.records["t"], res.info["actions_prefix"], strict=True))[int(t)] for t in ts
+        ]
+        where = describe_divergence(ts, prefix, archived.tolist())
+        k_act = next(
+            (i for i, (x, y) in enumerate(zip(prefix, archived, strict=True)) if x != y), None
+        )
+        if where is None and actions_sha256 and actions_sha256 != res.info["actions_sha256"]:
+            where, k_act = "actions diverge (the digest of all actions differs)", len(ts) - 1
+        if where is not None:
+            assert k_act is not None
+            agreed = k_num is None or k_num >= k_act
+            if k_act > 0 and agreed:
+                return RerunCheck(
+                    False,
+                    f"{where} (a fork: the same arms and numbers within rtol {rtol:g} before "
+                    f"it; R_T re-run {R[0]!r}, archived {R[1]!r})",
+                    fork=True,
+                )
+            return RerunCheck(False, f"{where}: the re-run played other arms than the archived run")
+    if k_num is not None:
+        a = got[col_num].to_numpy(dtype=float)
+        b = want[col_num].to_numpy(dtype=float)
+        t_k = int(ts[k_num])
+        if not has_digest and k_num > 0 and col_num == "regret":
+            lo = int(ts[k_num - 1]) + 1
+            at = f"at t = {t_k}" if lo == t_k else f"between t = {lo} and t = {t_k}"
+            return RerunCheck(
+                False,
+                f"the trajectory diverges {at} (a fork: every number within rtol "
+                f"{rtol:g} at the archived rounds before it; R_T re-run {R[0]!r}, archived "
+                f"{R[1]!r})",
+                note,
+                fork=True,
             )
-    return None
+        same = "; the actions are the archived ones" if has_digest else ""
+        return RerunCheck(
+            False,
+            f"column {col_num!r} differs first at t = {t_k}: re-run {float(a[k_num])!r}, "
+            f"archived {float(b[k_num])!r} (beyond rtol {rtol:g}{same})",
+            note,
+        )
+    if largest == 0.0:
+        detail = "identical"
+    else:
+        detail = f"equal within rtol {rtol:g} (largest relative difference {largest:.2g})"
+    return RerunCheck(True, detail, note)
+
+
+def rerun_matches(
+    spec: CellSpec,
+    stored: pd.DataFrame,
+    *,
+    actions_sha256: str | None = None,
+    rtol: float = DEFAULT_RTOL,
+) -> str | None:
+    """:func:`check_rerun` as ``None`` (the re-run matches) or what differs. The one
+    re-run-and-compare function of the archive."""
+    c = check_rerun(spec, stored, actions_sha256=actions_sha256, rtol=rtol)
+    return None if c.ok else c.detail
 
 
 @dataclass
@@ -748,6 +989,16 @@ class VerifyReport:
     checked: list[str] = field(default_factory=list)
     mismatches: dict[str, str] = field(default_factory=dict)
     stale_skipped: int = 0
+    #: cells that agreed only within the tolerance (not bit for bit), with how closely
+    within_tolerance: dict[str, str] = field(default_factory=dict)
+    #: cells archived without action digests (their numbers were compared only)
+    no_digest: int = 0
+    #: cells whose trajectory diverged after agreeing (:attr:`RerunCheck.fork`): accepted
+    #: and reported up to :func:`~hbo_envs.harness.compare.fork_limit` of the cells checked
+    forks: dict[str, str] = field(default_factory=dict)
+    #: experiments not re-run here, with why (a real-data set is absent)
+    skipped: dict[str, str] = field(default_factory=dict)
+    rtol: float = DEFAULT_RTOL
 
     @property
     def ok(self) -> bool:
@@ -760,16 +1011,25 @@ def verify(
     sample: int = 3,
     seed: int | None = None,
     root: str | os.PathLike[str] | None = None,
+    rtol: float = DEFAULT_RTOL,
     log: Any = print,
 ) -> VerifyReport:
     """Re-run ``sample`` random archived cells per experiment (``seed`` fixes the draw; None
-    draws fresh) and compare each bit for bit (:func:`rerun_matches`). Stale cells (their
-    sources changed since they ran) are not compared: they are expected to differ."""
+    draws fresh) and compare each (:func:`check_rerun`: actions exactly, numbers within
+    ``rtol``, in ``(0, 1e-6]``). Stale cells (their sources changed since they ran) are not
+    compared: they are expected to differ.
+
+    A cell that agrees (same arms, numbers within ``rtol``) up to a round and then departs
+    is a *fork*: on a CPU of another family two arms whose scores tie to the last bit can
+    swap. Forks are listed in :attr:`VerifyReport.forks` and accepted up to
+    :func:`~hbo_envs.harness.compare.fork_limit` of the cells checked (``max(1, n //
+    100)``); more are differences. Any other departure is a difference."""
     sample = check_int("archive.verify", "sample", sample, 1, 100_000)
     if seed is not None:
         seed = check_int("archive.verify", "seed", seed, 0)
+    rtol = check_rtol("archive.verify", rtol)
     rng = np.random.default_rng(seed)
-    report = VerifyReport()
+    report = VerifyReport(rtol=rtol)
     exps = EXPERIMENTS
     for n in names or list(exps):
         if n not in exps:
@@ -779,19 +1039,49 @@ def verify(
         rec = load(n, root)
         if rec.empty:
             continue
+        exp = exps[n]
+        envs = [v.env_id for v in getattr(exp, "variants", ())] or list(exp.envs)
+        if missing := sorted({d for e in envs if (d := missing_data(e))}):
+            report.skipped[n] = f"needs the data sets {missing} (hbo-bench data fetch)"
+            log(f"  skipped: {n}: {report.skipped[n]}")
+            continue
         st = status(n, root)
         report.stale_skipped += len(st["stale"])
         pool = st["done"]
         if not pool:
             continue
+        cells = read_cells(n, root)
+        digest = dict(
+            zip(
+                cells["fingerprint"],
+                cells["actions_sha256"] if "actions_sha256" in cells else [None] * len(cells),
+                strict=True,
+            )
+        )
         pick = rng.choice(len(pool), size=min(sample, len(pool)), replace=False)
         for i in sorted(int(j) for j in pick):
             pc = pool[i]
             fp = pc.spec.fingerprint()
-            stored = rec[rec["fingerprint"] == fp][list(COLUMNS)]
-            why = rerun_matches(pc.spec, stored)
-            report.checked.append(f"{n}: {pc.spec.run_name} (T = {int(stored['t'].max())})")
-            if why is not None:
-                report.mismatches[f"{n}: {pc.spec.run_name}"] = why
-            log(f"  {'identical' if why is None else 'DIFFERS'}: {n}: {pc.spec.run_name}")
+            stored = rec[rec["fingerprint"] == fp]
+            dig = digest.get(fp)
+            c = check_rerun(
+                pc.spec,
+                stored[[*COLUMNS, *(["actions_prefix"] if "actions_prefix" in stored else [])]],
+                actions_sha256=dig if isinstance(dig, str) else None,
+                rtol=rtol,
+            )
+            key = f"{n}: {pc.spec.run_name}"
+            report.checked.append(f"{key} (T = {int(stored['t'].max())})")
+            report.no_digest += c.note == NO_DIGEST
+            if c.fork:
+                report.forks[key] = c.detail
+            elif not c.ok:
+                report.mismatches[key] = c.detail
+            elif c.detail != "identical":
+                report.within_tolerance[key] = c.detail
+            note = f" ({c.note})" if c.note else ""
+            tag = "" if c.ok else "DIVERGES: " if c.fork else "DIFFERS: "
+            log(f"  {tag}{c.detail}{note}: {key}")
+    if len(report.forks) > fork_limit(len(report.checked)):
+        report.mismatches.update(report.forks)  # more forks than a CPU change explains
     return report
