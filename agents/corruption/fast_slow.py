@@ -150,6 +150,17 @@ class FastSlowGPUCB(GPUCBAgent):
         self.switched_at_: int | None = None
         self.instance_: str | None = None  # A_t of the pending round
         self.beta_ = Schedule.resolve(owner, "beta_fallback", self.beta_fallback, self._a1_beta)
+        # A callable override is checked on its first values now: the fallback width is
+        # used only after a switch (maybe never), where a NaN or a string would surface
+        # deep inside an episode, or not at all.
+        for override, sched in (
+            (self.beta_fast, self.fast_.beta),
+            (self.beta_slow, self.slow_.beta),
+            (self.beta_fallback, self.beta_),
+        ):
+            if callable(override):
+                for t in (1, 2, 3):
+                    sched(t)  # raises naming the parameter, the round and the value
 
     def _a1_beta(self, t: int) -> float:
         # Theorem 9: beta^{(A1)}_t = B + R lambda^{-1/2} sqrt(2(gamma_{t-1} + ln(5/delta)))
