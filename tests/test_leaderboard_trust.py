@@ -465,11 +465,17 @@ def test_the_problem_an_agent_sees_carries_no_seed_or_generator(env_id: str) -> 
 # -- 2. ranked numbers are the suite's re-run: resealed records are rejected -------------------
 @BOARD
 @pytest.mark.parametrize(
-    "attack",
-    ["regrets x0.5", "zero regret", "one seed x0.01", "forged random floor x3"],
+    ("attack", "caught_by"),
+    [
+        ("regrets x0.5", "gate"),
+        # zero public regret beside the record's genuine hidden R_T: its own numbers flag it
+        ("zero regret", "render"),
+        ("one seed x0.01", "gate"),
+        ("forged random floor x3", "gate"),
+    ],
 )
-def test_resealed_record_passes_the_seal_but_not_the_gate(
-    board: dict[str, Any], tmp_path: Path, attack: str
+def test_resealed_record_is_rejected(
+    board: dict[str, Any], tmp_path: Path, attack: str, caught_by: str
 ) -> None:
     suite, folder = _copy(board, tmp_path)
     _ROOT[:] = [folder.parents[1]]
@@ -483,8 +489,13 @@ def test_resealed_record_passes_the_seal_but_not_the_gate(
     before = {e.file: e.score for e in collect_entries(suite)[0]}
     forged = _reseal(load_submission(folder / name), edit)
     write_submission(folder / name, forged)
+    status, _, why = record_status(forged, suite)
+    if caught_by == "render":
+        assert status == "stale" and "hidden" in why, why  # its own hidden test disagrees
+        assert name not in {e.file for e in collect_entries(suite)[0]}
+        return
     # the seal holds (anyone can recompute it) and the numbers would move the table ...
-    assert record_status(forged, suite)[0] == "verified"
+    assert status == "verified"
     after = {e.file: e.score for e in collect_entries(suite)[0]}
     assert after["greedy.json"] != before["greedy.json"]
     # ... so no record lands without the gate's full re-run, which rejects it

@@ -241,7 +241,8 @@ def fresh_seed_test(
     ``R_T`` together (ties share the average rank); ``T`` is the sum over envs of the
     hidden seeds' ranks. ``p`` is the share of the ``C(n+m, m)`` ways of calling ``m`` of
     the ``n + m`` seeds "hidden" whose ``T`` is at least the observed one (every way when
-    there are at most 200000, else 20000 drawn with a fixed seed). ``m = 4`` hidden seeds
+    there are at most 200000, else ``(1 + k) / 20001`` for ``k`` of 20000 drawn with a fixed
+    seed). ``m = 4`` hidden seeds
     with ``n = 10`` public ones reach ``p = 1/1001``; ``m = 2`` cannot go below ``1/66``.
 
     One hidden value 2.5 beside public 1, 2, 3: rank 3 of 4; ranks 3 and 4 are at least
@@ -274,6 +275,8 @@ def fresh_seed_test(
     else:
         rng = np.random.default_rng(0)
         stats = np.array([ranks[rng.permutation(n + m)[:m]].sum() for _ in range(20000)])
+        # the observed labeling counts as one of the draws: a valid p, never 0
+        return observed, float((1 + np.sum(stats >= observed - 1e-9)) / (1 + stats.size))
     p = float(np.mean(stats >= observed - 1e-9))
     return observed, p
 
