@@ -304,8 +304,9 @@ def test_entry_pages_link_the_agent_code_at_its_revision(site: dict[str, Any]) -
         target = (BOARDS / SUITE / "entries" / m.group(1)).resolve()
         assert target.relative_to(repo.resolve()).as_posix() == v.source_file
         assert (repo / v.source_file).is_file()
-        assert v.verification.get("verification_seed") is not None
-        assert str(v.verification["verification_seed"]) in page
+        # records since issue 37 draw hidden seeds from a secret: no verification seed
+        seed = v.verification.get("verification_seed")
+        assert str(seed) in page if seed is not None else "hidden_stages" in v.verification
 
 
 def test_the_submit_page_example_agent_passes_check_agent() -> None:

@@ -1,16 +1,22 @@
-"""Running a submitted agent in a separate, resource-limited process (the verifier's side).
+"""Running a submitted agent in a separate, isolated, resource-limited process (the
+verifier's side; the trust model and what each piece stops: ``docs/leaderboard-trust.md``).
 
 The verifier never runs submitted code in its own process. :class:`AgentProcess` starts
-this module's file (``python -I .../sandbox.py``) as a child with
+this module's file (``python -I .../sandbox.py``) as a child that, when the verifier runs
+as root on Linux (:func:`isolation` returns :data:`FULL`),
 
-- resource limits (:class:`SandboxLimits`): address space (``RLIMIT_AS``), CPU seconds
-  (``RLIMIT_CPU``), size of any file it writes (``RLIMIT_FSIZE``), no core dumps, and a
-  wall-clock deadline enforced by the parent;
-- a fresh, empty scratch directory as its working directory, ``HOME`` and ``TMPDIR``, and a
-  minimal environment (no variables of the verifier's shell are passed: no tokens, no
-  proxies), one BLAS thread;
-- no network when ``unshare -rn`` works on this machine (a new user and network namespace:
-  only a loopback device that is down); :func:`network_isolation` says which applies.
+- lives in its own pid, mount and network namespaces (``unshare``): it sees only its own
+  processes, has only a loopback device that is down, and dies with every descendant when
+  the namespace's first process is killed;
+- runs as a fresh uid/gid owning nothing, without capabilities or supplementary groups,
+  with ``no_new_privs`` (``setpriv``), and a seccomp filter refusing ``AF_UNIX`` sockets;
+- can write only to its scratch tmpfs (its working directory, ``HOME`` and ``TMPDIR``):
+  the shared writable folders are bound read-only; folders other users cannot traverse
+  that hold the Python installation are replaced by a tmpfs binding back only it;
+- has limits (:class:`SandboxLimits`): processes (``RLIMIT_NPROC`` of its uid), the total
+  resident memory of all its processes (a watchdog thread) and each one's address space,
+  CPU seconds, file size, no core dumps, and one wall-clock deadline for a whole re-run;
+- gets a minimal environment (no variables of the verifier's shell), one BLAS thread.
 
 In the child, the import path must resolve to a *class* (not a function such as
 ``os:system``), defined outside the standard library, that has callable ``reset``,
@@ -26,8 +32,9 @@ unpickles anything it sends). With one BLAS thread on both sides the numbers equ
 harness's (:func:`hbo_envs.harness.run_cell`) bit for bit.
 
 Protocol (one line each, ASCII; ``<h>`` is ``float.hex``):
-``{job JSON}`` -> ``S ok`` | ``E <message>``; ``R <seed> <nbytes>`` + pickle -> ``A <a>``;
-``U <h>`` -> ``A <a>``; ``L <h>`` -> ``K``; ``Q`` -> exit.
+``{job JSON}`` -> ``S ok <imported file JSON>`` | ``E <message>``;
+``R <seed> <nbytes>`` + pickle -> ``A <a>``; ``U <h>`` -> ``A <a>``; ``L <h>`` -> ``K``;
+``Q`` -> exit.
 """
 
 from __future__ import annotations
@@ -154,11 +161,6 @@ def _probe(cmd: list[str]) -> bool:
         return subprocess.run(cmd, capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
-
-
-def network_isolation() -> str:
-    """Kept for callers of the previous API: ``"none"`` when the network is isolated."""
-    return "none" if not isolation().startswith("NOT") else isolation()
 
 
 def resolve_module_file(module: str, path: list[str] | None = None) -> Path:
