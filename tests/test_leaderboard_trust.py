@@ -563,6 +563,9 @@ def test_gate_finds_every_changed_submission(board: dict[str, Any], tmp_path: Pa
     )
     with pytest.raises(ValueError, match="is not a commit"):
         changed_submissions("no-such-rev", root)
+    # the gate refuses too few hidden seeds before running anything
+    with pytest.raises(ValueError, match=r"'hidden' parameter of gate must be .*Got 2"):
+        gate([folder / "greedy.json"], hidden=2, root=root)
 
 
 # -- 3. a sandbox that holds -------------------------------------------------------------------
@@ -706,14 +709,16 @@ def test_shadowing_package_is_what_is_hashed_and_run() -> None:
             got = ap.episode(ENVS[0], seed=0, horizon=1)
         assert got[0] == _regrets(ENVS[0], 0)[1]  # the package's arm 1 ran
         # a process that imported another file than the pinned one is refused
+        wrong = AgentProcess(
+            "shadow_agent:Agent",
+            {},
+            sys_path=[str(d), *os.sys.path],
+            module_file=str(d / "shadow_agent.py"),
+        )
         with pytest.raises(Exception, match="not from the file whose hash was pinned"):
-            with AgentProcess(
-                "shadow_agent:Agent",
-                {},
-                sys_path=[str(d), *os.sys.path],
-                module_file=str(d / "shadow_agent.py"),
-            ) as ap:
+            with wrong:
                 pass
+        assert wrong.proc is None and wrong.private is None  # nothing left behind
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -557,7 +557,11 @@ class AgentProcess:
             self.private = self.scratch = None
 
     def __enter__(self) -> AgentProcess:
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.close()  # a refused start leaves no process and no folder behind
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -984,6 +984,8 @@ def gate(
     resealed record (numbers scaled, zeroed, a flag removed, a forged reference) fails
     here and does not land. Files without a ``verified`` record are not ranked and pass.
     """
+    from hbo_envs.validation import check_int
+
     ok, msgs = True, []
     for f in files:
         name = str(f)
@@ -1000,6 +1002,7 @@ def gate(
             continue
         suite = val.suite
         assert suite is not None
+        check_int("gate", "hidden", hidden, min_hidden_seeds(len(suite.seeds)), 1000)
         status, _, why = record_status(sub, suite)
         if status != "verified":
             msgs.append(f"{name}: not ranked ({status}{': ' + why if why else ''}); not re-run")
