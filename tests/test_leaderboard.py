@@ -647,12 +647,20 @@ def test_attack_forged_verified_file_is_not_ranked(board: dict[str, Any], tmp_pa
     sub["verification"]["record_sha256"] = record_sha256(sub["verification"])
     f.write_text(json.dumps(sub))
     assert _scores(suite) == genuine
-    # forging the record's numbers as well is caught by an audit, which re-runs its cells
+    # forging the record's numbers as well: at render when they contradict the record's own
+    # hidden-seed numbers, else by the gate, which re-runs every cell (issue 37)
+    from hbo_envs.leaderboard.verify import gate
+
     _halve(sub["verification"], suite)
     sub["verification"]["record_sha256"] = record_sha256(sub["verification"])
     f.write_text(json.dumps(sub))
-    ok, msgs = audit(f, cells=1, seed=0, root=folder.parents[1])
-    assert not ok and "the record does not hold this agent's numbers" in msgs[0]
+    status, _, why = record_status(sub, suite)
+    if status == "verified":
+        ok, msgs = gate([f], hidden=HIDDEN, root=folder.parents[1])
+        assert not ok and "NOT REPRODUCED" in "\n".join(msgs), msgs
+    else:
+        assert status == "stale" and "hidden" in why, why
+        assert "first-arm.json" not in {e.file for e in collect_entries(suite)[0]}
 
 
 @BOARD

@@ -499,9 +499,9 @@ def test_resealed_record_is_rejected(
     # ... so no record lands without the gate's full re-run, which rejects it
     ok, msgs = gate([folder / name], hidden=HIDDEN, root=folder.parents[1])
     assert not ok and "REJECTED" in msgs[0] and "NOT REPRODUCED" in "\n".join(msgs), msgs
-    # the genuine file passes
-    ok, msgs = gate([board["folder"] / name], hidden=HIDDEN, root=board["root"])
-    assert ok, msgs
+    if attack == "regrets x0.5":  # the genuine file passes (checked once: a full re-run)
+        ok, msgs = gate([board["folder"] / name], hidden=HIDDEN, root=board["root"])
+        assert ok, msgs
 
 
 @BOARD
