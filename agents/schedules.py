@@ -101,8 +101,8 @@ class Schedule:
         if self.constant is not None:
             return self.constant
         value = self.fn(t)  # type: ignore[misc]
-        try:  # a string ("1.0") is not a number, though float() would parse it
-            x = math.nan if isinstance(value, str | bytes) else float(value)
+        try:
+            x = float(value)
         except (TypeError, ValueError):
             x = math.nan
         if not (math.isfinite(x) and x >= 0):
