@@ -143,9 +143,11 @@ def _lb_exec(p: argparse.ArgumentParser) -> None:
 def _lb_sandbox(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="sandboxed agent processes")
     p.add_argument(
-        "--time-limit", type=float, default=3600.0, help="wall seconds per agent process"
+        "--time-limit", type=float, default=7200.0, help="wall seconds of the whole re-run"
     )
-    p.add_argument("--memory-mb", type=int, default=4096, help="address space per process")
+    p.add_argument(
+        "--memory-mb", type=int, default=4096, help="total memory of the agent's processes"
+    )
 
 
 def _add_leaderboard_parser(sub: Any) -> None:
@@ -171,12 +173,11 @@ def _add_leaderboard_parser(sub: Any) -> None:
     r.add_argument(
         "--hidden-seeds", "--fresh-seeds", type=int, default=4, help="hidden seeds per env"
     )
-    r.add_argument("--seed", type=int, default=None, help="seed for drawing the hidden seeds")
     r.add_argument(
         "--rtol",
         type=float,
         default=1e-9,
-        help="relative tolerance of the public-seed comparison (default 1e-9)",
+        help="relative tolerance of the public-seed comparison, in (0, 1e-6] (default 1e-9)",
     )
     r.add_argument("--record", action="store_true", help="write the record into the file")
     _lb_sandbox(r)
@@ -186,6 +187,12 @@ def _add_leaderboard_parser(sub: Any) -> None:
     a.add_argument("--cells", type=int, default=2, help="cells to re-run per file")
     a.add_argument("--seed", type=int, default=None, help="seed for choosing the cells")
     _lb_sandbox(a)
+
+    g = c.add_parser("gate", help="re-verify changed submission files in full (RUNS CODE; CI)")
+    g.add_argument("files", nargs="*", help="submission files (besides --since's)")
+    g.add_argument("--since", default=None, help="git revision: every file changed since it")
+    g.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
+    _lb_sandbox(g)
 
     d = c.add_parser("render", help="write the README table, plot and HTML pages")
     d.add_argument("suites", nargs="*", help="suite ids (default: all)")

@@ -421,3 +421,67 @@ def test_internal_error_is_not_a_usage_error(monkeypatch: Any, capsys: Any) -> N
     assert cli.main(["list"]) == 1
     assert cli.main(["run", "--env", "hbo/RKHS-SE-Spike-v0", "--agent", "random", "--seeds",
                      "0", "--horizon", "0", "--out", "x"]) == 2  # fmt: skip
+
+
+# -- issue 37 item 8: the fuzz classes left, each a clear error naming the parameter ------------
+BAD_SCHEDULE_VALUE = st.sampled_from(
+    [float("nan"), -1.0, -1, math.inf, -math.inf, "x", "1.0", None, [1.0], {"t": 1}]
+)
+
+
+@pytest.mark.parametrize("param", ["beta_fast", "beta_slow", "beta_fallback"])
+@SETTINGS
+@given(value=BAD_SCHEDULE_VALUE)
+def test_fast_slow_callable_widths_are_checked_on_their_first_values(
+    param: str, value: Any
+) -> None:
+    """A callable width returning NaN, a negative, an infinity or a non-number is refused at
+    reset (its first values are evaluated), not when it is first used: the fallback width
+    only after a switch, which may never come."""
+    import agents
+
+    a = agents.make("fast-slow-gp-ucb", **{param: lambda t: value})
+    with pytest.raises(
+        ValueError, match=rf"The '{param}' parameter of FastSlowGPUCB must be .*\(at t=1\)"
+    ):
+        a.reset(_corruption_problem(), seed=0)
+    # a schedule that goes bad at its second value is caught too
+    b = agents.make("fast-slow-gp-ucb", **{param: lambda t: 1.0 if t == 1 else value})
+    with pytest.raises(ValueError, match=rf"'{param}' parameter of FastSlowGPUCB .*\(at t=2\)"):
+        b.reset(_corruption_problem(), seed=0)
+
+
+BAD_SEQUENCE = st.one_of(
+    st.text(max_size=4),
+    st.binary(max_size=3),
+    st.lists(st.lists(st.floats(0.1, 1.0), min_size=1, max_size=2), min_size=1, max_size=2),
+    st.sampled_from([0.5, 1, None, {"a": 1.0}, [True], ["0.1"], [1.0, "x"], [], ()]),
+)
+
+
+@pytest.mark.parametrize(
+    ("cls", "param"),
+    [
+        ("ClippingAttack", "center"),
+        ("ClippingAttack", "side"),
+        ("AggressiveSubtractionAttack", "center"),
+        ("AggressiveSubtractionAttack", "side"),
+        ("SubtractionAttack", "width"),
+    ],
+)
+@SETTINGS
+@given(value=BAD_SEQUENCE)
+def test_han_scarlett_attack_geometry_is_a_clear_error(cls: str, param: str, value: Any) -> None:
+    """A string (``"12"`` is not ``(1, 2)``), bytes, a scalar, a mapping, a nested or empty
+    sequence or a sequence holding non-numbers is refused at construction, naming the
+    parameter and the value."""
+    from hbo_envs.adversaries import han_scarlett
+
+    with pytest.raises(ValueError) as err:
+        getattr(han_scarlett, cls)(**{param: value})
+    msg = str(err.value)
+    assert f"The '{param}' parameter of {cls} must be" in msg or (
+        # an empty center makes the paired side's length the first violation
+        param == "side" and "'side' parameter" in msg
+    ), msg
+    assert repr(value)[:20] in msg, msg

@@ -309,8 +309,9 @@ def test_entry_pages_link_the_agent_code_in_the_repository_at_its_revision(
         assert file_link in page, v.file
         assert f'href="{repo}/commit/{v.revision}"' in page
         assert 'href="../../../' not in page  # never a path into a local checkout
-        assert v.verification.get("verification_seed") is not None
-        assert str(v.verification["verification_seed"]) in page
+        # records since issue 37 draw hidden seeds from a secret: no verification seed
+        seed = v.verification.get("verification_seed")
+        assert str(seed) in page if seed is not None else "hidden_stages" in v.verification
         # a dirty revision is said to be one, on the entry page and in the suite's table
         assert ('id="dirty-note"' in page) == bool(v.dirty), v.file
         dirty += bool(v.dirty)

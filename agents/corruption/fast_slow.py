@@ -19,7 +19,7 @@ from agents.corruption._common import (
 from agents.gp.base import GPUCBAgent
 from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import Schedule
-from hbo_envs.validation import check_real
+from hbo_envs.validation import check_real, param_error
 
 __all__ = ["FastSlowGPUCB"]
 
@@ -150,6 +150,22 @@ class FastSlowGPUCB(GPUCBAgent):
         self.switched_at_: int | None = None
         self.instance_: str | None = None  # A_t of the pending round
         self.beta_ = Schedule.resolve(owner, "beta_fallback", self.beta_fallback, self._a1_beta)
+        # A callable override is checked on its first values now: the fallback width is
+        # used only after a switch (maybe never), where a NaN or a string would surface
+        # deep inside an episode, or not at all.
+        for name, override, sched in (
+            ("beta_fast", self.beta_fast, self.fast_.beta),
+            ("beta_slow", self.beta_slow, self.slow_.beta),
+            ("beta_fallback", self.beta_fallback, self.beta_),
+        ):
+            if callable(override):
+                for t in (1, 2, 3):
+                    value = override(t)
+                    if isinstance(value, str | bytes):  # float() would parse "1.0"
+                        raise param_error(
+                            owner, name, f"a schedule returning numbers (at t={t})", value
+                        )
+                    sched(t)  # raises naming the parameter, the round and the value
 
     def _a1_beta(self, t: int) -> float:
         # Theorem 9: beta^{(A1)}_t = B + R lambda^{-1/2} sqrt(2(gamma_{t-1} + ln(5/delta)))

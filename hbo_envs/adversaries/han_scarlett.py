@@ -48,16 +48,28 @@ __all__ = [
 ]
 
 
+def _floats(owner: str, name: str, value: Any, what: str) -> tuple[float, ...]:
+    """``value`` as a tuple of floats, or a clear error naming ``name``: a string (whose
+    characters would iterate as numbers: ``"12"`` is not ``(1, 2)``), a mapping, a scalar,
+    a nested sequence or a boolean are refused."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise param_error(owner, name, what, value)
+    items = list(value)
+    if any(isinstance(v, bool | np.bool_ | str | bytes) for v in items):
+        raise param_error(owner, name, what, value)
+    try:
+        return tuple(float(v) for v in items)
+    except (TypeError, ValueError):
+        raise param_error(owner, name, what, value) from None
+
+
 def _box(owner: str, center: Any, side: Any) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Validate ``center`` and ``side`` (tuples of equal length; ``side > 0``)."""
-    try:
-        c = tuple(float(v) for v in center)
-        s = tuple(float(v) for v in side)
-    except TypeError:
-        raise param_error(
-            owner, "center/side", "sequences of real numbers", (center, side)
-        ) from None
-    if not c or len(c) != len(s):
+    c = _floats(owner, "center", center, "a sequence of real numbers")
+    s = _floats(owner, "side", side, "a sequence of positive real numbers")
+    if not c:
+        raise param_error(owner, "center", "a non-empty sequence of real numbers", center)
+    if len(c) != len(s):
         raise param_error(owner, "side", f"a sequence of {len(c)} positive numbers", side)
     if not all(np.isfinite(c)):
         raise param_error(owner, "center", "a sequence of finite numbers", center)
@@ -201,12 +213,7 @@ class SubtractionAttack(Adversary):
     def __post_init__(self) -> None:
         owner = type(self).__name__
         check_choice(owner, "shape", self.shape, ("rnd", "sq"))
-        try:
-            w = tuple(float(v) for v in self.width)
-        except TypeError:
-            raise param_error(
-                owner, "width", "a sequence of positive numbers", self.width
-            ) from None
+        w = _floats(owner, "width", self.width, "a sequence of positive numbers")
         if not w or not all(np.isfinite(v) and v > 0 for v in w):
             raise param_error(owner, "width", "a sequence of finite positive numbers", self.width)
         object.__setattr__(self, "width", w)

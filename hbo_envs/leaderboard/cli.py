@@ -8,12 +8,15 @@ Examples::
     hbo-bench leaderboard validate my-agent.json           # never runs submitted code
     hbo-bench leaderboard verify my-agent.json --workers 2 --record   # RUNS SUBMITTED CODE
     hbo-bench leaderboard audit my-agent.json --cells 3    # re-run 3 recorded cells
+    hbo-bench leaderboard gate --since origin/main --workers 2  # CI: re-run changed files
     hbo-bench leaderboard render heavy-tailed-v0           # README.md, regret.svg, index.html
     hbo-bench leaderboard baselines heavy-tailed-v0 corrupted-v0 --workers 2  # references
 
-``verify`` re-runs the agent on every public seed and ``--hidden-seeds`` hidden ones per env,
-in sandboxed processes (``--time-limit``, ``--memory-mb``; no network where ``unshare -rn``
-works); ``baselines`` computes the suite's own reference entries (one sandboxed run each).
+``verify`` re-runs the agent on every public seed and ``--hidden-seeds`` secret hidden ones
+per env, in a sandbox (``--time-limit``: wall seconds of the whole run; ``--memory-mb``: total
+memory of all the agent's processes); ``baselines`` computes the suite's own reference entries
+(one sandboxed run each); ``gate`` re-verifies, in full, every submission file changed since a
+revision and fails when a ``verified`` record is not the suite's own re-run (CI runs it).
 
 Exit status: 0 on success (``validate``: valid; ``verify``: verified), 1 when a submission
 is invalid / not verified / flagged, 2 on a usage error.
@@ -92,14 +95,13 @@ def _verify(args: argparse.Namespace) -> int:
     rep = verify(
         args.file,
         hidden=args.hidden_seeds,
-        seed=args.seed,
         rtol=args.rtol,
         root=args.root,
         workers=args.workers,
         limits=_limits(args),
         record_to=args.file if args.record else None,
     )
-    print(f"{args.file}: {rep.status} (verification seed {rep.verification_seed})")
+    print(f"{args.file}: {rep.status} ({len(rep.hidden_seeds)} secret hidden seeds)")
     for m in rep.messages:
         print(f"  {m}")
     if rep.status != "invalid":
@@ -125,6 +127,24 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"  {m}")
         bad += not ok
     return 1 if bad else 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from hbo_envs.leaderboard.verify import changed_submissions, gate
+
+    files = list(args.files)
+    if args.since is not None:
+        files += [str(p) for p in changed_submissions(args.since, args.root)]
+    if not files:
+        print("gate: no submission file changed" + (f" since {args.since}" if args.since else ""))
+        return 0
+    ok, msgs = gate(
+        files, hidden=args.hidden_seeds, root=args.root, workers=args.workers, limits=_limits(args)
+    )
+    for m in msgs:
+        print(m)
+    print("gate: " + ("passed" if ok else "FAILED"))
+    return 0 if ok else 1
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -225,6 +245,7 @@ _HANDLERS = {
     "validate": _validate,
     "verify": _verify,
     "audit": _audit,
+    "gate": _gate,
     "render": _render,
     "baselines": _baselines,
     "list": _list,

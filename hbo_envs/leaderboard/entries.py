@@ -5,8 +5,13 @@ Trust model (``docs/leaderboard-trust.md``): a table ranks only numbers the suit
 
 - An entry is ranked only when its file validates and carries a verification record that
   :func:`~hbo_envs.leaderboard.verify.record_status` accepts (sealed, bound to this very
-  submission, the current suite definition and env spec hashes) with status ``verified``
-  or ``flagged``. Everything else is left out with a note saying why.
+  submission, the current suite definition and env spec hashes, the agent's module as
+  ``import`` resolves it here, a status that follows from its own hidden-seed numbers)
+  with status ``verified``. A ``flagged`` entry (two independent hidden draws both found
+  it worse than on the public seeds) is not ranked. Everything else is left out with a
+  note saying why. The numbers of a record are the suite's because
+  :func:`~hbo_envs.leaderboard.verify.gate` re-runs every submission file a change adds
+  or edits, in full, before it lands (anyone can recompute a seal).
 - The numbers of an entry are the **verifier's**: ``Entry.sub`` is the submission with its
   ``results`` replaced by the record's and its ``aggregates`` recomputed from them
   (``Entry.submitted`` is the file as submitted, whose numbers were only compared).

@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import secrets
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -83,11 +84,39 @@ __all__ = [
     "rerun_cells",
     "validate_submission",
     "verify",
+    "gate",
+    "changed_submissions",
+    "min_hidden_seeds",
+    "HiddenDraw",
 ]
 
+#: Level of the first hidden-seed test (screening) and of the confirming second one: an
+#: entry is flagged only when a second, independent draw of hidden seeds also rejects.
 FLAG_P = 0.01
+FLAG_P2 = 0.001
 RECORD_FORMAT = 2
-RANKED = ("verified", "flagged")
+#: Record statuses that are well-formed results (a flagged one is kept, not ranked).
+RESULTS = ("verified", "flagged")
+#: What a table ranks.
+RANKED = ("verified",)
+
+
+def min_hidden_seeds(n_public: int, alpha: float = FLAG_P) -> int:
+    """Fewest hidden seeds ``m`` for which the hidden-seed test can reach ``alpha / 10``:
+    the smallest ``m`` with ``1 / C(n + m, m) <= alpha / 10`` (an agent that fails on
+    every hidden seed then gets ``p = 1 / C(n + m, m)``, a tenth of the level, so ties or
+    a partial memorizer still fall below it). 4 for the committed suites' 10 public seeds
+    (``p >= 1/1001``; with 2, ``p >= 1/66`` could never flag at 0.01 with margin).
+
+    >>> min_hidden_seeds(10), min_hidden_seeds(10, FLAG_P2), min_hidden_seeds(6)
+    (4, 7, 7)
+    """
+    from math import comb
+
+    m = 1
+    while comb(n_public + m, m) * alpha < 10:
+        m += 1
+    return m
 
 
 # -- the re-run core (shared with the results archive) ----------------------------------------
@@ -102,6 +131,8 @@ class RerunCell:
     horizon: int | None = None
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     rounds: tuple[int, ...] | None = None
+    #: the agent's seed (None: the harness's ``agent_seed(seed)``; hidden cells: secret)
+    agent_seed: int | None = None
 
 
 @dataclass
@@ -144,6 +175,11 @@ def rerun_cells(
 
     workers = check_int("rerun_cells", "workers", workers, 1, 64)
     limits = limits or SandboxLimits()
+    deadline = time.monotonic() + float(limits.wall_s)  # of the whole re-run
+    try:
+        _, module_file = module_source_sha256(import_path)
+    except ValueError:
+        module_file = None  # the child then fails to import it and says why
     results: list[RerunOutcome | None] = [None] * len(cells)
     groups = [list(range(len(cells)))[k::workers] for k in range(workers)]
 
@@ -157,9 +193,20 @@ def rerun_cells(
                 if refused is not None:  # the class was refused: it will be every time
                     results[i] = RerunOutcome(c, None, refused, 0.0)
                     continue
+                if time.monotonic() >= deadline:
+                    results[i] = RerunOutcome(
+                        c, None, f"over the re-run's wall-clock limit of {limits.wall_s:g} s"
+                    )
+                    continue
                 try:
                     if ap is None:
-                        ap = AgentProcess(import_path, dict(params), limits=limits)
+                        ap = AgentProcess(
+                            import_path,
+                            dict(params),
+                            limits=limits,
+                            deadline=deadline,
+                            module_file=module_file,
+                        )
                         try:
                             ap.start()
                         except SandboxError as exc:
@@ -171,6 +218,7 @@ def rerun_cells(
                         horizon=c.horizon,
                         env_kwargs=dict(c.env_kwargs),
                         rounds=None if c.rounds is None else list(c.rounds),
+                        agent_seed=c.agent_seed,
                     )
                     results[i] = RerunOutcome(c, reg, None, time.perf_counter() - t0)
                 except SandboxError as exc:
@@ -202,7 +250,8 @@ def fresh_seed_test(
     ``R_T`` together (ties share the average rank); ``T`` is the sum over envs of the
     hidden seeds' ranks. ``p`` is the share of the ``C(n+m, m)`` ways of calling ``m`` of
     the ``n + m`` seeds "hidden" whose ``T`` is at least the observed one (every way when
-    there are at most 20000, else 20000 drawn with a fixed seed). ``m = 4`` hidden seeds
+    there are at most 200000, else ``(1 + k) / 20001`` for ``k`` of 20000 drawn with a fixed
+    seed). ``m = 4`` hidden seeds
     with ``n = 10`` public ones reach ``p = 1/1001``; ``m = 2`` cannot go below ``1/66``.
 
     One hidden value 2.5 beside public 1, 2, 3: rank 3 of 4; ranks 3 and 4 are at least
@@ -227,11 +276,16 @@ def fresh_seed_test(
     ).sum(axis=0)  # per seed (public first, then hidden): its rank summed over envs
     observed = float(ranks[n:].sum())
     total = comb(n + m, m)
-    if total <= 20000:
-        stats = np.array([ranks[list(c)].sum() for c in combinations(range(n + m), m)])
+    if total <= 200_000:
+        idx = np.fromiter(
+            (i for c in combinations(range(n + m), m) for i in c), np.intp, total * m
+        ).reshape(total, m)
+        stats = ranks[idx].sum(axis=1)
     else:
         rng = np.random.default_rng(0)
         stats = np.array([ranks[rng.permutation(n + m)[:m]].sum() for _ in range(20000)])
+        # the observed labeling counts as one of the draws: a valid p, never 0
+        return observed, float((1 + np.sum(stats >= observed - 1e-9)) / (1 + stats.size))
     p = float(np.mean(stats >= observed - 1e-9))
     return observed, p
 
@@ -261,11 +315,8 @@ def make_record(
     status: str,
     messages: list[str],
     results: list[dict[str, Any]],
-    hidden_seeds: list[int],
-    hidden_results: dict[str, list[float]],
+    hidden: HiddenDraw,
     source_sha256: str | None,
-    p_value: float | None,
-    verification_seed: int | None,
     run: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The verification record (module docstring), sealed by ``record_sha256``."""
@@ -284,23 +335,79 @@ def make_record(
         },
         "seeds": list(suite.seeds),
         "results": results,
-        "hidden_seeds": list(hidden_seeds),
-        "hidden_results": hidden_results,
-        "fresh_p_value": p_value,
-        "verification_seed": verification_seed,
+        "hidden_seeds": list(hidden.seeds),
+        "hidden_agent_seeds": list(hidden.agent_seeds),
+        "hidden_stages": list(hidden.stages),
+        "hidden_results": hidden.results if status in RESULTS else {},
+        "fresh_p_value": hidden.p_values[-1] if hidden.p_values else None,
+        "fresh_p_values": list(hidden.p_values),
         "verifier": {**_verifier_meta(), **dict(run)},
     }
     rec["record_sha256"] = record_sha256(rec)
     return rec
 
 
-def record_status(sub: Mapping[str, Any], suite: Suite | None = None) -> tuple[str, str, str]:
+def _hidden_verdict(rec: Mapping[str, Any], suite: Suite) -> str | None:
+    """Why the record's status does not follow from its own numbers (None when it does):
+    the hidden-seed test is recomputed from the record's public and hidden ``R_T`` (stage
+    sizes ``hidden_stages``; a record without them has one stage), at least
+    :func:`min_hidden_seeds` seeds in the first stage, ``flagged`` exactly when every
+    stage's ``p`` is below its level and ``verified`` exactly when not."""
+    seeds = rec.get("hidden_seeds")
+    hid = rec.get("hidden_results")
+    if not isinstance(seeds, list) or not isinstance(hid, Mapping):
+        return "the record has no hidden-seed results"
+    stages = rec.get("hidden_stages", [len(seeds)])
+    if (
+        not isinstance(stages, list)
+        or not all(isinstance(k, int) and k > 0 for k in stages)
+        or sum(stages) != len(seeds)
+        or not 1 <= len(stages) <= 2
+    ):
+        return "the record's hidden-seed stages are malformed"
+    need = min_hidden_seeds(len(suite.seeds))
+    if stages[0] < need:
+        return (
+            f"{stages[0]} hidden seed(s) cannot give a meaningful test with "
+            f"{len(suite.seeds)} public seeds (at least {need})"
+        )
+    pub = {
+        e.id: [r["final_regret"] for r in rec["results"] if r["env_id"] == e.id] for e in suite.envs
+    }
+    if any(not isinstance(hid.get(e.id), list) or len(hid[e.id]) != len(seeds) for e in suite.envs):
+        return "the record's hidden results do not cover its hidden seeds"
+    lo, rejected = 0, []
+    for k, alpha in zip(stages, (FLAG_P, FLAG_P2), strict=False):
+        _, p = fresh_seed_test(pub, {e: v[lo : lo + k] for e, v in hid.items()})
+        rejected.append(p < alpha)
+        lo += k
+    if "hidden_stages" in rec:  # a second draw runs exactly when the first rejects
+        if rejected[0] != (len(stages) == 2):
+            return "the record's hidden draws do not follow the two-stage rule"
+    flagged = all(rejected)
+    if (rec.get("status") == "flagged") != flagged:
+        return (
+            f"the record says {rec.get('status')!r} but its hidden-seed results say "
+            f"{'flagged' if flagged else 'verified'}"
+        )
+    return None
+
+
+def record_status(
+    sub: Mapping[str, Any], suite: Suite | None = None, *, check_source: bool = True
+) -> tuple[str, str, str]:
     """``(status, date, why)`` of a submission's verification record.
 
     ``unverified`` without a record; ``stale`` when the record or the submission was
-    edited after verification, the record belongs to another file, or (with ``suite``)
-    the suite definition, an env spec hash or the record's results no longer match; else
-    the recorded status (only ``verified`` and ``flagged`` are ranked).
+    edited after verification, the record belongs to another file, (with ``suite``) the
+    suite definition, an env spec hash or the record's results no longer match or its
+    status does not follow from its hidden-seed numbers, or (``check_source``) the agent's
+    module here — resolved as ``import`` resolves it — is not the file whose hash was
+    verified; else the recorded status (only ``verified`` is ranked).
+
+    A seal anyone can recompute proves nothing against someone who can commit the file:
+    the numbers of a record are the suite's only because ``hbo-bench leaderboard gate``
+    re-runs every changed file in full before it lands (:func:`gate`).
     """
     rec = sub.get("verification")
     if not rec:
@@ -326,26 +433,68 @@ def record_status(sub: Mapping[str, Any], suite: Suite | None = None) -> tuple[s
             ):
                 return "stale", date, f"the env {e.id!r} changed since verification"
     status = str(rec.get("status"))
-    if status not in RANKED:  # a failed verification records no results to rank
+    if status not in RESULTS:  # a failed verification records no results to rank
         return ("failed" if status == "failed" else "unverified"), date, ""
+    if check_source:
+        try:
+            here, _ = module_source_sha256(str(ra.get("import_path")))
+        except ValueError as exc:
+            return "stale", date, f"the agent's module cannot be checked here: {exc}"
+        if here != ra.get("source_sha256"):
+            return (
+                "stale",
+                date,
+                (
+                    "the agent's module here is not the one verified (sha256 "
+                    f"{here[:12]}… here, {str(ra.get('source_sha256'))[:12]}… verified)"
+                ),
+            )
     if suite is not None:
         problems = check_results(rec.get("results"), suite)
         if problems:
             return "stale", date, "the record's results are malformed: " + problems[0]
+        why = _hidden_verdict(rec, suite)
+        if why:
+            return "stale", date, why
     return status, date, ""
 
 
 # -- verify ------------------------------------------------------------------------------------
+@dataclass
+class HiddenDraw:
+    """The hidden seeds of one verification, drawn from the OS's secret entropy
+    (:mod:`secrets`) at verification time: env seeds (63-bit, outside the public seeds)
+    and, independently, the agent's seed for each (so the agent cannot recover the env's
+    seed from its own); ``stages`` their split into the first and the confirming draw;
+    ``results`` the verifier's ``R_T`` per env, aligned with ``seeds``."""
+
+    seeds: list[int] = field(default_factory=list)
+    agent_seeds: list[int] = field(default_factory=list)
+    stages: list[int] = field(default_factory=list)
+    results: dict[str, list[float]] = field(default_factory=dict)
+    p_values: list[float] = field(default_factory=list)
+
+    def draw(self, suite: Suite, m: int) -> tuple[list[int], list[int]]:
+        public = set(suite.seeds)
+        seeds: list[int] = []
+        while len(seeds) < m:
+            s = secrets.randbits(63)
+            if s not in public and s not in seeds and s not in self.seeds:
+                seeds.append(s)
+        agent = [secrets.randbits(32) for _ in seeds]
+        self.seeds += seeds
+        self.agent_seeds += agent
+        self.stages.append(m)
+        return seeds, agent
+
+
 @dataclass
 class VerificationReport:
     """What :func:`verify` found; ``record`` is the block it writes into the file."""
 
     status: str  # "verified" | "flagged" | "failed" | "invalid"
     messages: list[str] = field(default_factory=list)
-    hidden_seeds: list[int] = field(default_factory=list)
-    fresh_p_value: float | None = None
-    hidden_results: dict[str, list[float]] = field(default_factory=dict)
-    verification_seed: int | None = None
+    hidden: HiddenDraw = field(default_factory=HiddenDraw)
     results: list[dict[str, Any]] = field(default_factory=list)
     record: dict[str, Any] | None = None
     wall_s: float = 0.0
@@ -355,8 +504,16 @@ class VerificationReport:
         return self.status == "verified"
 
     @property
-    def fresh_seeds(self) -> list[int]:
-        return self.hidden_seeds
+    def hidden_seeds(self) -> list[int]:
+        return self.hidden.seeds
+
+    @property
+    def hidden_results(self) -> dict[str, list[float]]:
+        return self.hidden.results
+
+    @property
+    def fresh_p_value(self) -> float | None:
+        return self.hidden.p_values[-1] if self.hidden.p_values else None
 
     def __str__(self) -> str:
         return "\n".join([f"status: {self.status}", *self.messages])
@@ -388,42 +545,56 @@ def validate_submission(
     return rep
 
 
-def _draw_hidden(suite: Suite, hidden: int, seed: int) -> list[int]:
-    rng = np.random.default_rng(seed)
-    public = set(suite.seeds)
-    out: list[int] = []
-    while len(out) < hidden:
-        s = int(rng.integers(2**20, 2**31))
-        if s not in public and s not in out:
-            out.append(s)
-    return out
+def _cells(
+    suite: Suite, seeds: Sequence[int], agent_seeds: Sequence[int | None]
+) -> list[RerunCell]:
+    return [
+        RerunCell(
+            e.id,
+            s,
+            e.horizon,
+            dict(e.kwargs),
+            tuple(suite.checkpoint_rounds(e.horizon)),
+            agent_seed=a,
+        )
+        for e in suite.envs
+        for s, a in zip(seeds, agent_seeds, strict=True)
+    ]
 
 
 def suite_rerun(
     suite: Suite,
     import_path: str,
     params: Mapping[str, Any],
-    hidden_seeds: list[int],
+    hidden: HiddenDraw,
+    m: int,
     *,
     workers: int = 1,
     limits: SandboxLimits | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, list[float]], list[str]]:
-    """Re-run on every env at the public and hidden seeds: ``(public results in the
-    submission format, hidden R_T per env, errors)``."""
-    cells = [
-        RerunCell(e.id, s, e.horizon, dict(e.kwargs), tuple(suite.checkpoint_rounds(e.horizon)))
-        for e in suite.envs
-        for s in (*suite.seeds, *hidden_seeds)
-    ]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Re-run on every env at the public seeds and ``m`` hidden seeds newly drawn into
+    ``hidden`` (its ``results`` get their ``R_T``): ``(public results in the submission
+    format, errors)``."""
+    seeds, agent_seeds = hidden.draw(suite, m)
+    cells = _cells(suite, suite.seeds, [None] * len(suite.seeds)) + _cells(
+        suite, seeds, agent_seeds
+    )
     outs = rerun_cells(import_path, params, cells, workers=workers, limits=limits)
-    errors = [f"{o.cell.env_id} seed {o.cell.seed}: {o.error}" for o in outs if not o.ok]
-    results, hidden = [], {e.id: [] for e in suite.envs}
-    public = set(suite.seeds)
+    errors = [
+        f"{o.cell.env_id} {'hidden seed' if o.cell.agent_seed is not None else 'seed'} "
+        f"{o.cell.seed if o.cell.agent_seed is None else '#' + str(seeds.index(o.cell.seed))}: "
+        f"{o.error}"
+        for o in outs
+        if not o.ok
+    ]
+    results = []
+    for e in suite.envs:
+        hidden.results.setdefault(e.id, [])
     for o in outs:
         if not o.ok:
             continue
         c, vals = o.cell, [float(v) for v in o.regret]
-        if c.seed in public:
+        if c.agent_seed is None:
             results.append(
                 {
                     "env_id": c.env_id,
@@ -434,15 +605,55 @@ def suite_rerun(
                 }
             )
         else:
-            hidden[c.env_id].append(vals[-1])
-    return results, hidden, errors
+            hidden.results[c.env_id].append(vals[-1])
+    return results, errors
+
+
+def _run_and_test(
+    suite: Suite,
+    import_path: str,
+    params: Mapping[str, Any],
+    hidden: int,
+    rep: VerificationReport,
+    *,
+    workers: int,
+    limits: SandboxLimits | None,
+    before_test: Any = None,
+) -> None:
+    """Public seeds + the first hidden draw; the hidden-seed test; a confirming second
+    draw only when the first rejects (see :func:`_hidden_test`)."""
+    got, errors = suite_rerun(
+        suite, import_path, params, rep.hidden, hidden, workers=workers, limits=limits
+    )
+    rep.results = got
+    if errors:
+        rep.status = "failed"
+        rep.messages.append(
+            f"the agent {import_path} could not be re-run on {len(errors)} cell(s); first: "
+            f"{errors[0]}"
+        )
+        return
+    if before_test is not None:
+        before_test()
+    if rep.status == "failed":
+        return
+    if _hidden_test(suite, rep, 0, FLAG_P):
+        m2 = max(hidden, min_hidden_seeds(len(suite.seeds), FLAG_P2))
+        _, errors = suite_rerun(
+            suite, import_path, params, rep.hidden, m2, workers=workers, limits=limits
+        )
+        if errors:
+            rep.status = "failed"
+            rep.messages.append(f"the second hidden draw could not be run; first: {errors[0]}")
+            return
+        if _hidden_test(suite, rep, 1, FLAG_P2) and rep.status == "verified":
+            rep.status = "flagged"
 
 
 def verify(
     sub: Mapping[str, Any] | str | os.PathLike[str],
     *,
     hidden: int = 4,
-    seed: int | None = None,
     rtol: float = DEFAULT_RTOL,
     root: str | os.PathLike[str] | None = None,
     workers: int = 1,
@@ -451,16 +662,17 @@ def verify(
 ) -> VerificationReport:
     """Re-run a submission's agent on every seed of its suite (see the module docstring).
 
-    ``hidden`` seeds per env are drawn from ``seed`` (default: OS entropy, reported).
-    ``record_to`` writes the submission with its verification record to that file.
-    Runs submitted code, in sandboxed processes (:class:`SandboxLimits`).
+    ``hidden`` seeds per env (at least :func:`min_hidden_seeds`) are drawn from the OS's
+    secret entropy, env and agent seeds independently; when the hidden-seed test rejects
+    at :data:`FLAG_P`, a second, independent draw of ``max(hidden,
+    min_hidden_seeds(n, FLAG_P2))`` seeds must reject at :data:`FLAG_P2` too before the
+    entry is flagged. ``record_to`` writes the submission with its verification record to
+    that file. Runs submitted code, in sandboxed processes (:class:`SandboxLimits`; its
+    ``wall_s`` bounds each of the two runs).
     """
     from hbo_envs.validation import check_int
 
-    hidden = check_int("verify", "hidden", hidden, 0, 1000)
     rtol = check_rtol("verify", rtol)
-    if seed is not None:
-        seed = check_int("verify", "seed", seed, 0)
     if not isinstance(sub, Mapping):
         sub = load_submission(sub)
     val = validate(sub, root=root)
@@ -468,10 +680,9 @@ def verify(
         return VerificationReport("invalid", ["the submission is invalid:", *val.errors])
     suite = val.suite
     assert suite is not None
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-    hidden_seeds = _draw_hidden(suite, hidden, seed)
-    rep = VerificationReport("verified", hidden_seeds=hidden_seeds, verification_seed=seed)
+    need = min_hidden_seeds(len(suite.seeds))
+    hidden = check_int("verify", "hidden", hidden, need, 1000)
+    rep = VerificationReport("verified")
     agent = sub["agent"]
     try:
         here, _ = module_source_sha256(agent["import_path"])
@@ -487,24 +698,16 @@ def verify(
         )
     t0 = time.perf_counter()
     if rep.status != "failed":
-        got, hid, errors = suite_rerun(
+        _run_and_test(
             suite,
             agent["import_path"],
             agent["params"],
-            hidden_seeds,
+            hidden,
+            rep,
             workers=workers,
             limits=limits,
+            before_test=lambda: _compare(sub, suite, rep.results, rtol, rep),
         )
-        rep.results, rep.hidden_results = got, hid
-        if errors:
-            rep.status = "failed"
-            rep.messages.append(
-                f"the agent {agent['import_path']} could not be re-run on {len(errors)} "
-                f"cell(s); first: {errors[0]}"
-            )
-        else:
-            _compare(sub, suite, got, rtol, rep)
-            _hidden_test(sub, suite, hid, rep)
     rep.wall_s = time.perf_counter() - t0
     limits = limits or SandboxLimits()
     rep.record = make_record(
@@ -512,12 +715,9 @@ def verify(
         suite,
         status=rep.status,
         messages=rep.messages,
-        results=rep.results if rep.status in RANKED else [],
-        hidden_seeds=hidden_seeds,
-        hidden_results=rep.hidden_results if rep.status in RANKED else {},
+        results=rep.results if rep.status in RESULTS else [],
+        hidden=rep.hidden,
         source_sha256=here,
-        p_value=rep.fresh_p_value,
-        verification_seed=seed,
         run={"workers": workers, "wall_s": round(rep.wall_s, 1), "sandbox": limits.describe()},
     )
     if record_to is not None:
@@ -525,6 +725,45 @@ def verify(
         out["verification"] = rep.record
         write_submission(record_to, out)
     return rep
+
+
+def _hidden_test(suite: Suite, rep: VerificationReport, stage: int, alpha: float) -> bool:
+    """Test hidden draw ``stage`` (0 or 1) against the public seeds at level ``alpha``;
+    True when it rejects. Each stage is an exact permutation test
+    (:func:`fresh_seed_test`), so a genuine agent is flagged (both stages reject) with
+    probability at most ``FLAG_P2`` whatever the first stage does."""
+    h = rep.hidden
+    lo = sum(h.stages[:stage])
+    k = h.stages[stage]
+    hid = {e: v[lo : lo + k] for e, v in h.results.items()}
+    # the verifier's own public-seed numbers (equal to the submitted ones once reproduced)
+    subm = {
+        e.id: [r["final_regret"] for r in rep.results if r["env_id"] == e.id] for e in suite.envs
+    }
+    z, p = fresh_seed_test(subm, hid)
+    h.p_values.append(p)
+    which = ("first", "second (confirming)")[stage]
+    if p < alpha:
+        rep.messages.append(
+            f"{which} hidden draw ({k} seeds): the regret is larger than on the public seeds "
+            f"(summed rank {z:g}, permutation p = {p:.2g} < {alpha})"
+            + (": drawing a second, independent set" if stage == 0 else ": FLAGGED")
+            + ("; results may be tuned to the public seeds." if stage == 1 else ".")
+        )
+        return True
+    rep.messages.append(
+        f"{which} hidden draw ({k} seeds): consistent with the public-seed distribution "
+        f"(permutation p = {p:.2g})."
+    )
+    outside = [
+        f"{e} hidden seed #{lo + i}: R_T = {v:.4g} (public range {min(subm[e]):.4g}–"
+        f"{max(subm[e]):.4g})"
+        for e in hid
+        for i, v in enumerate(hid[e])
+        if not min(subm[e]) <= v <= max(subm[e])
+    ]
+    rep.messages += [f"  outside the public range: {m}" for m in outside[:10]]
+    return False
 
 
 def _compare(
@@ -590,40 +829,6 @@ def _compare(
         rep.messages += [f"  {m}" for m in forks]
 
 
-def _hidden_test(
-    sub: Mapping[str, Any], suite: Suite, hid: dict[str, list[float]], rep: VerificationReport
-) -> None:
-    if not rep.hidden_seeds:
-        return
-    # the verifier's own public-seed numbers (equal to the submitted ones once reproduced)
-    subm = {
-        e.id: [r["final_regret"] for r in rep.results if r["env_id"] == e.id] for e in suite.envs
-    }
-    z, p = fresh_seed_test(subm, hid)
-    rep.fresh_p_value = p
-    seeds = rep.hidden_seeds
-    outside = [
-        f"{e} seed {s}: R_T = {v:.4g} (public range {min(subm[e]):.4g}–{max(subm[e]):.4g})"
-        for e in hid
-        for s, v in zip(seeds, hid[e], strict=True)
-        if not min(subm[e]) <= v <= max(subm[e])
-    ]
-    if p < FLAG_P:
-        if rep.status == "verified":
-            rep.status = "flagged"
-        rep.messages.append(
-            f"FLAGGED: on hidden seeds {seeds} the regret is larger than on the public "
-            f"seeds (summed rank {z:g}, permutation p = {p:.2g} < {FLAG_P}); "
-            "results may be tuned to the public seeds."
-        )
-    else:
-        rep.messages.append(
-            f"hidden seeds {seeds}: consistent with the public-seed distribution "
-            f"(permutation p = {p:.2g})."
-        )
-    rep.messages += [f"  outside the public range: {m}" for m in outside]
-
-
 def ranked_view(sub: Mapping[str, Any], suite: Suite) -> dict[str, Any]:
     """The submission as a leaderboard shows it: the submitter's agent and provenance, the
     *verifier's* results (from the record) and aggregates recomputed from them."""
@@ -639,17 +844,18 @@ def make_reference(
     name: str,
     *,
     hidden: int = 4,
-    seed: int | None = None,
     workers: int = 1,
     limits: SandboxLimits | None = None,
 ) -> tuple[dict[str, Any], VerificationReport]:
     """The suite's own entry for reference agent ``name`` (registered, default parameters):
-    one sandboxed run on every public and ``hidden`` seeds, written as a submission whose
-    results *are* the verifier's and whose record says so (``submit`` + ``verify`` in one
-    run, half the cost). Raises ``ValueError`` when ``name`` is not a reference of ``suite``.
+    one sandboxed run on every public and ``hidden`` secret seeds (and the confirming
+    draw when the first rejects, as :func:`verify`), written as a submission whose results
+    *are* the verifier's and whose record says so (``submit`` + ``verify`` in one run,
+    half the cost). Raises ``ValueError`` when ``name`` is not a reference of ``suite``.
     """
     from hbo_envs.harness.store import git_revision
     from hbo_envs.leaderboard.submission import resolve_agent
+    from hbo_envs.validation import check_int
 
     names, _ = suite.baseline_names()
     if name not in names:
@@ -657,21 +863,18 @@ def make_reference(
             f"The 'name' parameter of make_reference must be a reference agent of suite "
             f"{suite.id!r} ({', '.join(names)}). Got {name!r} instead."
         )
+    hidden = check_int("make_reference", "hidden", hidden, min_hidden_seeds(len(suite.seeds)))
     reason = suite.unavailable_reason()
     if reason:
         raise ValueError(f"Suite {suite.id!r} is unavailable here: {reason}.")
     import_path, _ = resolve_agent(name)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-    hidden_seeds = _draw_hidden(suite, hidden, seed)
     source, source_file = module_source_sha256(import_path)
+    rep = VerificationReport("verified")
     t0 = time.perf_counter()
-    got, hid, errors = suite_rerun(
-        suite, import_path, {}, hidden_seeds, workers=workers, limits=limits
-    )
-    wall = time.perf_counter() - t0
-    if errors:
-        raise RuntimeError(f"{name} could not be run on {len(errors)} cell(s); first: {errors[0]}")
+    _run_and_test(suite, import_path, {}, hidden, rep, workers=workers, limits=limits)
+    wall = rep.wall_s = time.perf_counter() - t0
+    if rep.status == "failed":
+        raise RuntimeError(f"{name} could not be run: {rep.messages[-1]}")
     rev = git_revision()
     agent = {
         "display_name": name,
@@ -685,32 +888,22 @@ def make_reference(
             "source_file": "/".join(Path(source_file).parts[-3:]),
         },
     }
-    sub = submission_body(suite, agent, got, backend="sandbox", git=rev)
-    rep = VerificationReport(
-        "verified",
-        hidden_seeds=hidden_seeds,
-        verification_seed=seed,
-        results=got,
-        hidden_results=hid,
-        wall_s=wall,
+    sub = submission_body(suite, agent, rep.results, backend="sandbox", git=rev)
+    rep.messages.insert(
+        0,
+        f"reference agent of the suite: computed by the suite itself on all "
+        f"{len(suite.seeds)} public seeds and {len(rep.hidden.seeds)} secret hidden seed(s) "
+        f"of {len(suite.envs)} envs.",
     )
-    rep.messages.append(
-        f"reference agent of the suite: computed by the suite itself on all {len(suite.seeds)} "
-        f"public seeds and {len(hidden_seeds)} hidden seed(s) of {len(suite.envs)} envs."
-    )
-    _hidden_test(sub, suite, hid, rep)
     limits = limits or SandboxLimits()
     rep.record = make_record(
         sub,
         suite,
         status=rep.status,
         messages=rep.messages,
-        results=got,
-        hidden_seeds=hidden_seeds,
-        hidden_results=hid,
+        results=rep.results,
+        hidden=rep.hidden,
         source_sha256=source,
-        p_value=rep.fresh_p_value,
-        verification_seed=seed,
         run={
             "workers": workers,
             "wall_s": round(wall, 1),
@@ -757,8 +950,8 @@ def audit(
     suite = val.suite
     assert suite is not None
     status, _, why = record_status(sub, suite)
-    if status not in RANKED:
-        return False, [f"no ranked verification record to audit: {status} {why}".strip()]
+    if status not in RESULTS:
+        return False, [f"no verification record with results to audit: {status} {why}".strip()]
     rec = sub["verification"]
     rng = np.random.default_rng(seed)
     pairs = [(r["env_id"], r["seed"]) for r in rec["results"]]
@@ -812,4 +1005,109 @@ def audit(
                     f"{where}: the record says R_t = {x!r} at t = {t}, the re-run gives "
                     f"{y!r}: the record does not hold this agent's numbers"
                 )
+    return ok, msgs
+
+
+# -- the gate: what lets a record land --------------------------------------------------------
+def changed_submissions(since: str, root: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Submission files under ``root`` (default: the repository's ``leaderboards/``) that
+    differ from git revision ``since`` (added, modified, renamed, or untracked); raises
+    ``ValueError`` when ``since`` is not a revision of the repository."""
+    import subprocess
+
+    from hbo_envs.leaderboard.suite import leaderboards_root
+
+    base = leaderboards_root(root).resolve()
+
+    def git(*args: str) -> str:
+        res = subprocess.run(
+            ["git", "-C", str(base), *args], capture_output=True, text=True, timeout=120
+        )
+        if res.returncode != 0:
+            raise ValueError(f"git {' '.join(args)} failed in {base}: {res.stderr.strip()[:300]}")
+        return res.stdout
+
+    try:
+        git("rev-parse", "--verify", "--quiet", f"{since}^{{commit}}")
+    except ValueError:
+        raise ValueError(
+            f"The 'since' revision {since!r} is not a commit of the repository at {base}."
+        ) from None
+    top = Path(git("rev-parse", "--show-toplevel").strip())
+    names = git("diff", "--name-only", "--diff-filter=ACMRT", since, "--", str(base)).split("\n")
+    names += git("ls-files", "--others", "--exclude-standard", "--", str(base)).split("\n")
+    out = set()
+    for n in names:
+        p = top / n if n else None
+        if p is not None and p.suffix == ".json" and p.parent.name == "submissions" and p.is_file():
+            out.add(p)
+    return sorted(out)
+
+
+def gate(
+    files: Sequence[str | os.PathLike[str]],
+    *,
+    hidden: int = 4,
+    root: str | os.PathLike[str] | None = None,
+    workers: int = 1,
+    limits: SandboxLimits | None = None,
+    rtol: float = 1e-9,
+) -> tuple[bool, list[str]]:
+    """What lets a submission file land: for each file whose record says ``verified`` (the
+    only status a table ranks), re-verify it **in full** — every public seed, and fresh
+    secret hidden seeds — and require the record's public results to be the re-run's and
+    the re-run's status to be ``verified``. ``(ok, messages)``.
+
+    A sealed record proves nothing against someone who can commit the file (anyone can
+    recompute its hashes), so CI runs this on every submission file a change adds or
+    edits (:func:`changed_submissions`), references and the random floor included; a
+    resealed record (numbers scaled, zeroed, a flag removed, a forged reference) fails
+    here and does not land. Files without a ``verified`` record are not ranked and pass.
+    """
+    from hbo_envs.validation import check_int
+
+    ok, msgs = True, []
+    for f in files:
+        name = str(f)
+        try:
+            sub = load_submission(f)
+        except ValueError as exc:
+            ok = False
+            msgs.append(f"{name}: cannot be read: {exc}")
+            continue
+        val = validate(sub, root=root)
+        if not val.ok:
+            ok = False
+            msgs.append(f"{name}: invalid: " + "; ".join(val.errors[:3]))
+            continue
+        suite = val.suite
+        assert suite is not None
+        check_int("gate", "hidden", hidden, min_hidden_seeds(len(suite.seeds)), 1000)
+        status, _, why = record_status(sub, suite)
+        if status != "verified":
+            msgs.append(f"{name}: not ranked ({status}{': ' + why if why else ''}); not re-run")
+            continue
+        rec = sub["verification"]
+        claim = {**sub, "results": rec["results"]}  # the numbers a table would rank
+        rep = VerificationReport("verified")
+        _run_and_test(
+            suite,
+            rec["agent"]["import_path"],
+            rec["agent"]["params"],
+            hidden,
+            rep,
+            workers=workers,
+            limits=limits,
+            before_test=lambda claim=claim, suite=suite, rep=rep: _compare(
+                claim, suite, rep.results, rtol, rep
+            ),
+        )
+        if rep.status != "verified":
+            ok = False
+            msgs.append(f"{name}: REJECTED: the suite's re-run says {rep.status}:")
+            msgs += [f"  {m}" for m in rep.messages]
+        else:
+            msgs.append(
+                f"{name}: the record is the suite's re-run (all public seeds, fresh hidden seeds)"
+            )
     return ok, msgs
