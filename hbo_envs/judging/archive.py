@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from hbo_envs.harness.cell import run_cell
-from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
+from hbo_envs.harness.records import COLUMNS, OPTIONAL_COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.runner import build_cells as harness_build_cells
 from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
@@ -368,7 +368,9 @@ def load(
     if planned_only:
         fps = {pc.spec.fingerprint() for pc in plan(name, check_data=False)}
         rec = rec[rec["fingerprint"].isin(fps)].reset_index(drop=True)
-    return rec
+    # cells archived before a column existed read it as NaN (e.g. ``altered``)
+    missing = [c for c in OPTIONAL_COLUMNS if c not in rec.columns]
+    return rec.assign(**{c: np.nan for c in missing}) if missing else rec
 
 
 def read_meta(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
