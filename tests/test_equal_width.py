@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import agents
 from agents.heavy_tailed.ata_gp_ucb import _direction_weights
 from hbo_envs.harness import AgentSpec
 from hbo_envs.harness.cell import run_cell
+from hbo_envs.harness.records import coerce
 from hbo_envs.harness.specs import CellSpec
 from hbo_envs.kernels import SquaredExponential
 from hbo_envs.problem import Problem
@@ -202,3 +204,87 @@ def test_cell_records_the_altered_share_at_checkpoints_nan_without_diagnostics()
     assert gp.records["altered"].isna().all()
     bad = run_cell(CellSpec(env, AgentSpec(BadDiagnostics), 0, 50))
     assert bad.status == "failed" and "altered_fraction = 1.5" in bad.info["error_message"]
+
+
+# ------------------------------------------------------------------- the experiment
+def test_equal_width_experiment_is_registered_with_gp_ucbs_width_and_paired_seeds():
+    from hbo_envs.judging.archive import plan
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.experiments.equal_width import CG_DF15, ESTIMATORS, PL_1D
+    from hbo_envs.judging.rules.claims import SUITE
+
+    exp = EXPERIMENTS["equal-width"]
+    assert exp.seeds >= 10 and exp.horizon == 2000
+    assert all(c.family == SUITE for c in exp.claims)
+    cells = plan("equal-width", check_data=False)
+    by = {(c.variant, c.spec.agent.label) for c in cells}
+    for name in ESTIMATORS:
+        spec = next(c.spec for c in cells if c.spec.agent.source == name)
+        assert dict(spec.agent.params) == {"beta": "gp-ucb"}
+    cg = next(c.spec for c in cells if c.variant == CG_DF15)
+    assert cg.env_kwargs["channel"] == {"name": "student_t", "df": 1.5, "alpha": 0.45}
+    assert (PL_1D, "ata-gp-ucb-qff[beta=gp-ucb]") not in by  # excluded, with its reason
+    # every agent on every env it runs gets the same seeds (paired)
+    seeds = {}
+    for c in cells:
+        seeds.setdefault(c.variant, {}).setdefault(c.spec.agent.label, set()).add(c.spec.seed)
+    for per_env in seeds.values():
+        assert len({frozenset(s) for s in per_env.values()}) == 1
+
+
+def _records(scores: dict[str, np.ndarray], altered: dict[str, np.ndarray]) -> pd.DataFrame:
+    rows = []
+    for agent, R in scores.items():
+        for s, r in enumerate(R):
+            rows.append(
+                {
+                    "env_id": "e",
+                    "agent": agent,
+                    "seed": s,
+                    "t": 100,
+                    "regret": r,
+                    "avg_regret": r / 100,
+                    "coverage": np.nan,
+                    "altered": altered.get(agent, np.full(len(R), np.nan))[s],
+                    "corruption_used": 0.0,
+                    "wall_time": 0.0,
+                    "agent_time": 0.0,
+                    "lower_bound": np.nan,
+                }
+            )
+    return coerce(pd.DataFrame(rows))
+
+
+def test_equal_width_claim_control_gp_ucb_relabelled_does_not_reproduce():
+    from hbo_envs.judging.experiments.equal_width import at_equal_width, label
+    from hbo_envs.judging.rules.claims import DOES_NOT, REPRODUCES, evaluate_claims
+
+    rng = np.random.default_rng(1)
+    gp = 100 + 10 * rng.standard_normal(12)
+    claim = at_equal_width("tgp-ucb")
+    x = label("tgp-ucb")
+    # control: GP-UCB relabelled as the estimator (its estimator never fires)
+    rec = _records({"gp-ucb": gp, x: gp.copy()}, {x: np.zeros(12)})
+    (v,) = evaluate_claims([claim], rec, ["e"])
+    assert v.verdict == DOES_NOT
+    assert "never fired" in v.evidence
+    # an estimator that is worse on every seed: does not reproduce either
+    rec = _records({"gp-ucb": gp, x: gp + 5 + rng.random(12)}, {x: np.full(12, 0.05)})
+    (v,) = evaluate_claims([claim], rec, ["e"])
+    assert v.verdict == DOES_NOT
+    assert "altered 5% of its rewards" in v.evidence
+    # better on every seed by a margin the sign-flip test resolves at 12 seeds
+    rec = _records({"gp-ucb": gp, x: gp - 5 - rng.random(12)}, {x: np.full(12, 0.05)})
+    (v,) = evaluate_claims([claim], rec, ["e"])
+    assert v.verdict == REPRODUCES and "(suite" not in v.claim
+
+
+def test_identical_runs_are_refuted_only_with_enough_seeds():
+    from hbo_envs.judging.experiments.equal_width import at_equal_width, label
+    from hbo_envs.judging.rules.claims import INCONCLUSIVE, evaluate_claims
+
+    gp = np.arange(5.0) * 7 + 100  # 5 seeds: below the paired rule's minimum of 6
+    x = label("ca-tgp-ucb")
+    rec = _records({"gp-ucb": gp, x: gp.copy()}, {x: np.zeros(5)})
+    (v,) = evaluate_claims([at_equal_width("ca-tgp-ucb")], rec, ["e"])
+    assert v.verdict == INCONCLUSIVE

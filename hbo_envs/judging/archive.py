@@ -250,6 +250,7 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
             exp.specs_for(env, specs),
             seeds,
             horizon=proto["horizons"][env],
+            env_kwargs=exp.kwargs_for(env),
             snapshot=exp.snapshot,
             validate_envs=False,
         ):
