@@ -55,6 +55,11 @@ class Agent(Protocol):
     cell). The heavy-tailed reference agents have it, so a truncation that never fires is
     seen on the result pages, not guessed.
 
+    ``posterior_sd()`` is **optional**: the posterior standard deviation ``sigma`` at every
+    point (shape ``(problem.n,)``, finite, ``>= 0``), for a band ``estimate +- sigma``
+    beside the agent's own (the ``coverage_sigma`` column; Chowdhury–Gopalan Fig. 1f plots
+    ``mu_T +- sigma_T``). NaN without it.
+
     Hyperparameters belong in ``__init__``; validation and all run state belong in
     ``reset``. Draw randomness only from one ``np.random.Generator`` seeded in ``reset``
     (same seed, same rewards -> same actions). :func:`agents.check_agent` checks all this.

@@ -174,6 +174,13 @@ class GPUCBAgent:
         """``(mu_{t-1}(x), beta_t sigma_{t-1}(x))`` at every point, shape (n,) each."""
         return self._estimate().copy(), self._beta_t() * self.engine_.std()
 
+    def posterior_sd(self) -> np.ndarray:
+        """``sigma_{t-1}(x)`` at every point: the posterior standard deviation whose
+        ``beta_t`` multiple is :meth:`posterior`'s width (the optional ``posterior_sd`` of
+        :mod:`agents.protocol`; the harness's ``coverage_sigma``, Chowdhury–Gopalan
+        Fig. 1f's ``mu_T +- sigma_T`` band)."""
+        return np.array(self.engine_.std(), dtype=float)
+
     # ------------------------------------------------------------------ hooks
     def _setup(self, problem: Any) -> None:
         """Validate the subclass's parameters and build its schedules."""

@@ -119,12 +119,27 @@ def checked_posterior(agent: Any, n: int, t: int) -> tuple[np.ndarray, np.ndarra
     return est, width
 
 
-def _coverage(agent: Any, f: np.ndarray, t: int) -> float:
+def _coverage(agent: Any, f: np.ndarray, t: int) -> tuple[float, float]:
+    """``(coverage, coverage_sigma)``: the share of points with ``|estimate - f|`` within
+    the agent's width, and within its ``posterior_sd()`` (NaN without one; a ``sigma``
+    that is not finite, ``>= 0`` and of shape ``(n,)`` fails the cell)."""
     post = checked_posterior(agent, f.size, t)
     if post is None:
-        return float("nan")
+        return float("nan"), float("nan")
     est, width = post
-    return float(np.mean(np.abs(est - f) <= width))
+    err = np.abs(est - f)
+    cov = float(np.mean(err <= width))
+    sd_fn = getattr(agent, "posterior_sd", None)
+    if not callable(sd_fn):
+        return cov, float("nan")
+    sd = np.asarray(sd_fn(), dtype=float)
+    if sd.shape != f.shape or not np.all(np.isfinite(sd) & (sd >= 0)):
+        name = getattr(agent, "name", type(agent).__name__)
+        raise ValueError(
+            f"posterior_sd() of agent {name!r} at round {t} must return a finite "
+            f"non-negative array of shape ({f.size},); got shape {sd.shape}."
+        )
+    return cov, float(np.mean(err <= sd))
 
 
 def _altered(agent: Any, t: int) -> float:
@@ -223,6 +238,7 @@ class _Cell:
         self.wall = np.empty(n_rec)
         self.atime = np.empty(n_rec)
         self.coverage = np.full(n_rec, np.nan)
+        self.coverage_sigma = np.full(n_rec, np.nan)
         self.altered = np.full(n_rec, np.nan)
         self.cov_set = set(self.cov_at.tolist())
         self.diag_set = self.cov_set | {T}  # rounds the estimator's diagnostics are read
@@ -250,6 +266,7 @@ class _Cell:
                 "regret": self.regret,
                 "avg_regret": self.regret / ts,
                 "coverage": self.coverage,
+                "coverage_sigma": self.coverage_sigma,
                 "altered": self.altered,
                 "corruption_used": self.corr,
                 "wall_time": self.wall,
@@ -318,7 +335,7 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
             cell.record(k, t, info, agent_time, a3 - wall0)
             if has_posterior and t in cov_set:
                 c0 = perf()
-                cell.coverage[k] = _coverage(agent, f, t)
+                cell.coverage[k], cell.coverage_sigma[k] = _coverage(agent, f, t)
                 wall0 += perf() - c0  # keep the diagnostic out of the timing
             if has_diag and t in diag_set:
                 c0 = perf()
@@ -435,7 +452,7 @@ def _run_batch(
             if has_posterior and t in cov_set:
                 q0 = perf()
                 for cell, agent in zip(cells, agents, strict=True):
-                    cell.coverage[k] = _coverage(agent, cell.f, t)
+                    cell.coverage[k], cell.coverage_sigma[k] = _coverage(agent, cell.f, t)
                 wall0 += perf() - q0
             if has_diag and t in c0.diag_set:
                 q0 = perf()

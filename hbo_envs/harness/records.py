@@ -14,6 +14,9 @@ column                  dtype    meaning
 ``coverage``            float    fraction of points with ``|estimate - f| <= width`` after
                                  round ``t`` (agents with ``posterior()``, at the coverage
                                  checkpoints only; NaN elsewhere)
+``coverage_sigma``      float    the same for the band ``estimate +- sigma`` with ``sigma`` the
+                                 agent's optional ``posterior_sd()`` (Chowdhury–Gopalan Fig. 1f
+                                 plots ``mu_T +- sigma_T``); NaN without it
 ``altered``             float    share of the rewards received by round ``t`` that the agent's
                                  robust estimator altered (truncated, or dropped by a
                                  median), from its optional ``diagnostics()``
@@ -66,6 +69,7 @@ COLUMNS: dict[str, str] = {
     "regret": "float64",
     "avg_regret": "float64",
     "coverage": "float64",
+    "coverage_sigma": "float64",
     "altered": "float64",
     "corruption_used": "float64",
     "wall_time": "float64",
@@ -135,7 +139,7 @@ def empty_records() -> pd.DataFrame:
 
 
 #: Columns added after tables were first written: a table without one reads it as NaN.
-OPTIONAL_COLUMNS: tuple[str, ...] = ("altered",)
+OPTIONAL_COLUMNS: tuple[str, ...] = ("coverage_sigma", "altered")
 
 
 def coerce(df: pd.DataFrame) -> pd.DataFrame:

@@ -73,7 +73,7 @@ def altered_note(ctx: ClaimContext, env: str, agent: str) -> str:
     if not x.any():
         return (
             f"; {agent}'s estimator never fired (0 rewards altered on all {x.size} seeds): "
-            "at GP-UCB's width it is GP-UCB on raw rewards"
+            "whatever it does differently from GP-UCB here, its robust estimator is not it"
         )
     return (
         f"; {agent} altered {100 * x.mean():.2g}% of its rewards by T (mean over {x.size} "
