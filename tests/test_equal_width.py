@@ -357,3 +357,21 @@ def test_fig1f_claims_read_the_papers_sigma_band():
 
     verdicts = evaluate_claims(exp.claims[:3], coerce(pd.DataFrame(rows)), ["e"])
     assert [v.verdict for v in verdicts] == [REPRODUCES] * 3
+
+
+def test_sigma_claims_on_records_without_the_band_are_inconclusive_not_an_error():
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.rules.claims import INCONCLUSIVE, evaluate_claims
+
+    exp = EXPERIMENTS["cg2019-fig1f"]
+    rows = [
+        {"env_id": "e", "agent": a, "seed": s, "t": 10, "regret": 1.0 + s, "avg_regret": 0.1,
+         "coverage": 1.0, "corruption_used": 0.0, "wall_time": 0.0, "agent_time": 0.0,
+         "lower_bound": np.nan}
+        for a in ("tgp-ucb[b=t^1/4,beta=ln t]", "gp-ucb[beta=ln t]")
+        for s in range(8)
+    ]  # fmt: skip
+    rec = coerce(pd.DataFrame(rows))  # written before coverage_sigma existed: NaN
+    verdicts = evaluate_claims(exp.claims[:3], rec, ["e"])
+    assert [v.verdict for v in verdicts] == [INCONCLUSIVE] * 3
+    assert "measured for both agents" in verdicts[0].evidence

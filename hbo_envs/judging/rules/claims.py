@@ -294,6 +294,9 @@ class ClaimContext:
         f = self.final[self.final["env_id"] == env]
         sa = pd.Series(self.scores(env, a, metric), index=f[f["agent"] == a]["seed"].to_numpy())
         sb = pd.Series(self.scores(env, b, metric), index=f[f["agent"] == b]["seed"].to_numpy())
+        # a NaN score was not measured (e.g. a band column of records written before it
+        # existed): that seed is not paired
+        sa, sb = sa.dropna(), sb.dropna()
         common = sa.index.intersection(sb.index).sort_values()
         if len(common) == 0:
             return None
@@ -350,6 +353,9 @@ class Claim:
         if missing:
             return self._verdict(env, NOT_RUN, "no finished runs of " + ", ".join(missing))
         return None
+
+
+_NO_PAIR = "no seed with {m} measured for both agents (finished, and the column recorded)"
 
 
 def decide_less(c: PairedComparison, rule: str = RULE_PAIRED) -> tuple[str, str]:
@@ -419,7 +425,7 @@ class Less(Claim):
                 continue
             c = ctx.paired(env, self.a, self.b, self.metric)
             if c is None:
-                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                out.append(self._verdict(env, INCONCLUSIVE, _NO_PAIR.format(m=m)))
                 continue
             verdict, rule = decide_less(c)
             evidence = describe_pair(c, self.a, self.b, m)
@@ -462,7 +468,7 @@ class NoWorse(Claim):
                 continue
             c = ctx.paired(env, self.a, self.b, self.metric, scale_b=1 + self.margin)
             if c is None:
-                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                out.append(self._verdict(env, INCONCLUSIVE, _NO_PAIR.format(m=m)))
                 continue
             verdict, rule = decide_less(c, RULE_NONINFERIOR)
             ev = describe_pair(c, self.a, self.b, m, self.margin) + (
@@ -742,6 +748,7 @@ class Runs(Claim):
                 f"per-round regret over [T/2, T] >= {self.level:g}",
             )
         miss = ctx.scores(env, self.a, self.band)
+        miss = miss[np.isfinite(miss)]  # NaN: the band was not recorded in that run
         band = "final band" if self.band == "miss" else "final band mu_T +- sigma_T"
         if self.what == "contains":
             return miss == 0, f"{band} contains f at every point"
@@ -755,6 +762,9 @@ class Runs(Claim):
                 out.append(miss)
                 continue
             ok, desc = self._holds(ctx, env)
+            if ok.size == 0:
+                out.append(self._verdict(env, INCONCLUSIVE, f"{self.a}: no run recorded this band"))
+                continue
             n, k = int(ok.size), int(np.count_nonzero(ok))
             lo, hi = clopper_pearson(k, n)
             ev = f"{self.a}: {desc} in {k} of {n} runs (share in [{lo:.3f}, {hi:.3f}])"
