@@ -100,7 +100,17 @@ ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
 
 #: Record columns that are a deterministic function of the cell (compared bit for bit);
 #: ``wall_time`` and ``agent_time`` are measurements of the machine and are not.
-DETERMINISTIC = ("seed", "t", "regret", "avg_regret", "coverage", "corruption_used", "lower_bound")
+DETERMINISTIC = (
+    "seed",
+    "t",
+    "regret",
+    "avg_regret",
+    "coverage",
+    "coverage_sigma",
+    "altered",
+    "corruption_used",
+    "lower_bound",
+)
 
 
 def archive_rounds(horizon: int) -> np.ndarray:
