@@ -219,8 +219,13 @@ def test_equal_width_experiment_is_registered_with_gp_ucbs_width_and_paired_seed
     cells = plan("equal-width", check_data=False)
     by = {(c.variant, c.spec.agent.label) for c in cells}
     for name in ESTIMATORS:
-        spec = next(c.spec for c in cells if c.spec.agent.source == name)
-        assert dict(spec.agent.params) == {"beta": "gp-ucb"}
+        params = {repr(dict(c.spec.agent.params)) for c in cells if c.spec.agent.source == name}
+        assert params == {"{'beta': 'gp-ucb'}", "{'beta': 2.0}"}
+    # GP-UCB at its own width (no override) and at the common constant width
+    gp = {repr(dict(c.spec.agent.params)) for c in cells if c.spec.agent.source == "gp-ucb"}
+    assert gp == {"{}", "{'beta': 2.0}"}
+    for c in exp.claims:  # each estimator is compared with GP-UCB at its own width
+        assert c.a.split("[")[1] == c.b.split("[")[1] if "[" in c.b else "gp-ucb]" in c.a
     cg = next(c.spec for c in cells if c.variant == CG_DF15)
     assert cg.env_kwargs["channel"] == {"name": "student_t", "df": 1.5, "alpha": 0.45}
     assert (PL_1D, "ata-gp-ucb-qff[beta=gp-ucb]") not in by  # excluded, with its reason

@@ -32,7 +32,14 @@ from hbo_envs.judging.rules.claims import (
     Verdict,
 )
 
-__all__ = ["AtEqualWidth", "ESTIMATORS", "altered_note", "at_equal_width"]
+__all__ = [
+    "AtEqualWidth",
+    "ESTIMATORS",
+    "WIDTHS",
+    "altered_note",
+    "at_equal_width",
+    "label",
+]
 
 #: The estimators compared (registered agent names) and what each alters.
 ESTIMATORS = {
@@ -53,9 +60,26 @@ CG_DF15_KWARGS = {
 PL_1D = "hbo/RKHS1D-SymPareto-eps02-v0"
 
 
-def label(name: str) -> str:
-    """The label of estimator ``name`` run at GP-UCB's width."""
-    return f"{name}[beta=gp-ucb]"
+#: The common widths: GP-UCB's own default ``beta_t`` (``beta="gp-ucb"``), and the constant
+#: ``beta = 2`` of the issue's measurement (a width at which GP-UCB learns on these envs;
+#: a constant is GP-UCB's width as much as the estimator's). Each is given to GP-UCB and
+#: to every estimator alike.
+WIDTHS: dict[str | float, str] = {
+    "gp-ucb": "GP-UCB's width",
+    2.0: "the common width beta = 2",
+}
+
+
+def _w(width: str | float) -> str:
+    return width if isinstance(width, str) else f"{width:g}"
+
+
+def label(name: str, width: str | float = "gp-ucb") -> str:
+    """The label of agent ``name`` run at ``width`` (GP-UCB at its own default width is
+    plain ``gp-ucb``)."""
+    if name == "gp-ucb" and width == "gp-ucb":
+        return "gp-ucb"
+    return f"{name}[beta={_w(width)}]"
 
 
 def altered_note(ctx: ClaimContext, env: str, agent: str) -> str:
@@ -122,13 +146,15 @@ def _identical(ctx: ClaimContext, env: str, a: str, b: str) -> bool:
     return bool(np.array_equal(ra.loc[common].to_numpy(), rb.loc[common].to_numpy()))
 
 
-def at_equal_width(name: str, env: str | None = None) -> AtEqualWidth:
-    """Suite check: estimator ``name`` at GP-UCB's width beats GP-UCB (R_T)."""
+def at_equal_width(
+    name: str, env: str | None = None, width: str | float = "gp-ucb"
+) -> AtEqualWidth:
+    """Suite check: estimator ``name`` beats GP-UCB (R_T), both at ``width``."""
     return AtEqualWidth(
-        f"{name} at GP-UCB's width beats GP-UCB (R_T): {ESTIMATORS[name]} helps",
+        f"{name} at {WIDTHS[width]} beats GP-UCB at it (R_T): {ESTIMATORS[name]} helps",
         "issue 35 item 2: the estimator alone, at equal width",
-        label(name),
-        "gp-ucb",
+        label(name, width),
+        label("gp-ucb", width),
         env,
         "regret",
         family=SUITE,
@@ -154,14 +180,20 @@ register(
             "nu^{1/(1+alpha)} sqrt(ln t)) against TGP-UCB, CA-TGP-UCB, MoM-GP-UCB and "
             "ATA-GP-UCB (QFF, Nyström) run with beta='gp-ucb': the same beta_t, each "
             "estimator exactly the paper's (truncation level, threshold, block count, "
-            "embedding). Envs: the Chowdhury–Gopalan SE objective (100 points, a new f per "
-            "seed) with Student-t noise of df = 1.5 (infinite variance; alpha = 0.45), "
-            "through hbo/GPBandit-v0; and Park–Lee's RKHS1D with symmetric Pareto noise "
-            "(eps = 0.2). Paired seeds (same seed = same f and noise), T = 2000."
+            "embedding); and all of them again at the common constant width beta = 2 (the "
+            "issue's measurement: a width at which GP-UCB learns here). Envs: the "
+            "Chowdhury–Gopalan SE objective (100 points, a new f per seed) with Student-t "
+            "noise of df = 1.5 (infinite variance; alpha = 0.45), through hbo/GPBandit-v0; "
+            "and Park–Lee's RKHS1D with symmetric Pareto noise (eps = 0.2). Paired seeds "
+            "(same seed = same f and noise), T = 2000."
         ),
         envs=(CG_DF15, PL_1D),
         env_kwargs={CG_DF15: CG_DF15_KWARGS},
-        paper=(_a("gp-ucb"), *(_a(n, label(n), beta="gp-ucb") for n in ESTIMATORS)),
+        paper=tuple(
+            _a(n, label(n, w), **({} if label(n, w) == "gp-ucb" else {"beta": w}))
+            for w in WIDTHS
+            for n in ("gp-ucb", *ESTIMATORS)
+        ),
         # 30 paired seeds x T = 2000: the whole build is a few CPU minutes (measured on 3
         # seeds of every cell); the issue's measurement resolved differences of ~1/3 of
         # GP-UCB's R_T at 24 seeds
@@ -174,7 +206,7 @@ register(
             "whether each estimator fires at all"
         ),
         metric="regret",
-        exclude=(Exclusion(label("ata-gp-ucb-qff"), PL_1D, _QFF_PL),),
+        exclude=tuple(Exclusion(label("ata-gp-ucb-qff", w), PL_1D, _QFF_PL) for w in WIDTHS),
         expect=(
             "Under infinite-variance noise an estimator that fires should cut GP-UCB's "
             "regret at the same width; an estimator whose threshold scales with the noise "
@@ -182,7 +214,9 @@ register(
         ),
         # QFF is not run on the Park–Lee env (see the exclusion): its check is on CG's only
         claims=tuple(
-            at_equal_width(n, CG_DF15 if n == "ata-gp-ucb-qff" else None) for n in ESTIMATORS
+            at_equal_width(n, CG_DF15 if n == "ata-gp-ucb-qff" else None, w)
+            for w in WIDTHS
+            for n in ESTIMATORS
         ),
         smoke_horizon=60,
     )
