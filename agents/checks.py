@@ -18,7 +18,11 @@ It raises :class:`AgentCheckError` (an ``AssertionError``) naming the first viol
 5. same seed and same rewards give the same actions and posterior (bit for bit), and a
    second ``reset`` starts from scratch (no state leaks between runs);
 6. extreme payoffs (``+-1e12``) leave ``act()`` valid and ``posterior()`` finite;
-7. the problem is not mutated (arrays, constants, metadata).
+7. the problem is not mutated (arrays, constants, metadata);
+8. ``diagnostics()`` and ``posterior_sd()`` are optional (:mod:`agents.protocol`); when
+   present, ``diagnostics()`` returns a mapping whose ``"altered_fraction"`` (if any) is a
+   real in ``[0, 1]``, and ``posterior_sd()`` a finite non-negative array of shape
+   ``(problem.n,)``, before and after every update.
 
 >>> from agents import check_agent, make
 >>> check_agent(make("gp-ucb"))
@@ -101,6 +105,33 @@ def _check_posterior(agent: Any, n: int, when: str) -> tuple[np.ndarray, np.ndar
     return np.array(est, dtype=float), np.array(width, dtype=float)
 
 
+def _check_optional(agent: Any, n: int, when: str) -> None:
+    """Rule 8: the optional ``diagnostics()`` and ``posterior_sd()``, when present."""
+    diag = getattr(agent, "diagnostics", None)
+    if callable(diag):
+        out = diag()
+        if not hasattr(out, "get"):
+            _fail(f"diagnostics() {when} must return a mapping; got {type(out).__name__}.")
+        share = out.get("altered_fraction")
+        if share is not None:
+            try:
+                x = float(share)
+            except (TypeError, ValueError):
+                x = float("nan")
+            if not 0.0 <= x <= 1.0:
+                _fail(
+                    f"diagnostics() {when}: altered_fraction must be a real in [0, 1]; "
+                    f"got {share!r}."
+                )
+    sd_fn = getattr(agent, "posterior_sd", None)
+    if callable(sd_fn):
+        sd = np.asarray(sd_fn())
+        if sd.shape != (n,) or sd.dtype.kind not in "fiu":
+            _fail(f"posterior_sd() {when} must return a real array of shape ({n},).")
+        if not (np.all(np.isfinite(sd)) and np.all(sd >= 0)):
+            _fail(f"posterior_sd() {when} must be finite and non-negative.")
+
+
 def _check_action(action: Any, n: int, t: int) -> int:
     try:
         return check_index("act()", "return value", action, n)
@@ -123,6 +154,7 @@ def _rollout(
     except TypeError as err:
         _fail(f"reset(problem, seed=...) must accept the seed as a keyword: {err}")
     _check_posterior(agent, n, "after reset")
+    _check_optional(agent, n, "after reset")
     K = np.asarray(problem.kernel_matrix, dtype=float)
     f = K @ np.random.default_rng(2024).uniform(-1, 1, n)
     rng = np.random.default_rng(7)  # the reward stream: independent of the agent
@@ -136,6 +168,7 @@ def _rollout(
         agent.update(a, y)
         actions.append(a)
         _check_posterior(agent, n, f"after round {t}")
+        _check_optional(agent, n, f"after round {t}")
     post = _check_posterior(agent, n, "at the end")
     est, width = post if post is not None else (np.zeros(0), np.zeros(0))
     return actions, est, width

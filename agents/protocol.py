@@ -47,6 +47,19 @@ class Agent(Protocol):
     ``(problem.n,)``), which ``check_agent`` checks and the harness enforces — a NaN
     posterior fails its cell with an error naming the agent, it is never scored.
 
+    ``diagnostics()`` is **optional** too: a mapping of named numbers about the run so
+    far. The harness reads one key, ``"altered_fraction"``: the share of the rewards
+    received that the agent's robust estimator altered (truncated to 0, or dropped by a
+    median of means), a real in ``[0, 1]``, recorded in the ``altered`` column at the
+    coverage checkpoints and ``T`` (NaN for an agent without it; anything else fails the
+    cell). The heavy-tailed reference agents have it, so a truncation that never fires is
+    seen on the result pages, not guessed.
+
+    ``posterior_sd()`` is **optional**: the posterior standard deviation ``sigma`` at every
+    point (shape ``(problem.n,)``, finite, ``>= 0``), for a band ``estimate +- sigma``
+    beside the agent's own (the ``coverage_sigma`` column; Chowdhury–Gopalan Fig. 1f plots
+    ``mu_T +- sigma_T``). NaN without it.
+
     Hyperparameters belong in ``__init__``; validation and all run state belong in
     ``reset``. Draw randomness only from one ``np.random.Generator`` seeded in ``reset``
     (same seed, same rewards -> same actions). :func:`agents.check_agent` checks all this.

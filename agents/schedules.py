@@ -24,7 +24,14 @@ from typing import Any
 
 from hbo_envs.validation import param_error
 
-__all__ = ["Schedule", "SCHEDULE_SETS", "check_override", "experiment_width"]
+__all__ = [
+    "NAMED_WIDTHS",
+    "SCHEDULE_SETS",
+    "Schedule",
+    "check_override",
+    "experiment_width",
+    "gp_ucb_width",
+]
 
 #: The two schedule sets of every reference agent.
 SCHEDULE_SETS = ("experiment", "theory")
@@ -47,6 +54,35 @@ def experiment_width(B: float, lam: float, scale: float, exponent: float, t: int
     15.320874
     """
     return B * math.sqrt(lam) + scale * t**exponent * math.sqrt(math.log(t))
+
+
+#: Confidence widths that can be named instead of given: ``beta="gp-ucb"`` runs an agent's
+#: estimator at GP-UCB's default width (:func:`gp_ucb_width`; see
+#: :class:`~agents.gp.base.GPUCBAgent`), the equal-width comparison of DESIGN.md
+#: "Configurations: paper and tuned".
+NAMED_WIDTHS = ("gp-ucb",)
+
+
+def gp_ucb_width(
+    schedule: str, B: float, lam: float, R: float, delta: float, t: int, info_gain: float
+) -> float:
+    """GP-UCB's confidence width ``beta_t`` (one formula, for GP-UCB and for every agent
+    run at GP-UCB's width with ``beta="gp-ucb"``).
+
+    - ``schedule="experiment"``: ``beta_t = B sqrt(lambda) + R sqrt(ln t)``
+      (:func:`experiment_width` with exponent 0; ``B = problem.sup_f``);
+    - ``schedule="theory"`` (IGP-UCB, Chowdhury–Gopalan ICML 2017, Thm. 2):
+      ``beta_t = B + R sqrt(2 (gamma_{t-1} + 1 + ln(1/delta)))`` with ``B = problem.B``
+      and ``info_gain = gamma_{t-1}``, the realized information gain of the points played.
+
+    >>> round(gp_ucb_width("experiment", 2.0, 1.0, 3.0, 0.1, 16, 0.0), 4)  # 2 + 3 sqrt(ln 16)
+    6.9953
+    >>> round(gp_ucb_width("theory", 1.0, 1.0, 1.0, 1.0, 5, 1.0), 6)  # 1 + sqrt(2 * 2)
+    3.0
+    """
+    if schedule == "experiment":
+        return experiment_width(B, lam, R, 0.0, t)
+    return B + R * math.sqrt(2.0 * (info_gain + 1.0 + math.log(1.0 / delta)))
 
 
 _ALLOWED = "None, a finite non-negative real number, or a callable t -> float"

@@ -602,7 +602,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     cells = []
     for env in exp.envs:
         cells += build_cells(
-            [env], exp.specs_for(env, specs), seeds, horizon=horizon(env), snapshot=exp.snapshot
+            [env],
+            exp.specs_for(env, specs),
+            seeds,
+            horizon=horizon(env),
+            env_kwargs=exp.kwargs_for(env),
+            snapshot=exp.snapshot,
         )
     log.info(
         "reproduce %s: %d cell(s) into %s (backend %s, workers %s)",

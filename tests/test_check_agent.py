@@ -109,6 +109,26 @@ class PositionalSeed(Uniform):
         super().reset(problem, seed=seed)
 
 
+class BadShare(Uniform):
+    def diagnostics(self):
+        return {"altered_fraction": 2.0}
+
+
+class NotAMapping(Uniform):
+    def diagnostics(self):
+        return 0.5
+
+
+class NegativeSigma(Uniform):
+    def posterior_sd(self):
+        return -np.ones(self.n)
+
+
+class ShortSigma(Uniform):
+    def posterior_sd(self):
+        return np.ones(self.n - 1)
+
+
 class NoName:
     def reset(self, problem, *, seed=None): ...
 
@@ -129,6 +149,10 @@ class NoName:
         (Overflow(), "NaN or infinite"),
         (Mutator(), "mutated problem.meta"),
         (NoName(), "does not implement the Agent protocol"),
+        (BadShare(), "altered_fraction must be a real in [0, 1]"),
+        (NotAMapping(), "diagnostics() after reset must return a mapping"),
+        (NegativeSigma(), "posterior_sd() after reset must be finite and non-negative"),
+        (ShortSigma(), "posterior_sd() after reset must return a real array of shape (20,)"),
     ],
 )
 def test_check_agent_catches_broken_agents(agent, message):

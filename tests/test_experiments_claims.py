@@ -279,12 +279,15 @@ def test_every_claim_kind_in_the_registry_has_a_failing_control():
     """A verdict rule counts only with a test showing it answer "does not reproduce": the
     claim classes the shipped experiments use must be the ones whose controls are tested
     (Less, Lowest, Growth in tests/test_claims.py; NoWorse, Runs, LessAcross and PaperValue
-    above; AttackRatio in tests/test_robust_experiments.py). A new claim class fails this
-    until its control test exists and it is listed here."""
+    above; AttackRatio in tests/test_robust_experiments.py; AtEqualWidth in
+    tests/test_equal_width.py). A new claim class fails this until its control test exists
+    and it is listed here."""
     from hbo_envs.judging.experiments.beyond import AttackRatio
+    from hbo_envs.judging.experiments.equal_width import AtEqualWidth
     from hbo_envs.judging.experiments.real_data import PaperValue
 
     controlled = {Less, Lowest, Growth, AttackRatio, PaperValue, NoWorse, Runs, LessAcross}
+    controlled.add(AtEqualWidth)
     used = {type(c) for exp in EXPERIMENTS.values() for c in exp.claims}
     assert used <= controlled, f"claim classes without a failing control: {used - controlled}"
     growth_kinds = {c.kind for exp in EXPERIMENTS.values() for c in exp.claims

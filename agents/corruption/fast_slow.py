@@ -203,6 +203,9 @@ class FastSlowGPUCB(GPUCBAgent):
         self._pending = None
         self.instance_ = None
 
+    #: Its band is the S instance's intersection, not ``beta_t sigma``: no ``sigma`` band.
+    posterior_sd = None
+
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """The S instance's intersected band while valid; Algorithm 1's band after the switch."""
         if self.valid_:

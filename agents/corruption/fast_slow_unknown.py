@@ -197,6 +197,9 @@ class FastSlowGPUCBUnknown(GPUCBAgent):
         self._pending = None
         self.layer_ = None
 
+    #: Its band is the S instance's intersection, not ``beta_t sigma``: no ``sigma`` band.
+    posterior_sd = None
+
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """Layer 1's intersected ``alpha = 1`` band ``(centre, half-width)``."""
         centre, width = self.layers_[0].band()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.gp.engine import GPPosteriorEngine
-from agents.schedules import SCHEDULE_SETS, Schedule
+from agents.schedules import NAMED_WIDTHS, SCHEDULE_SETS, Schedule, gp_ucb_width
 from hbo_envs.validation import check_choice, check_index, check_real, param_error
 
 __all__ = ["GPUCBAgent", "TIE_RTOL", "argmax_rows"]
@@ -81,9 +81,22 @@ class GPUCBAgent:
         experiments).
     delta : float
         Confidence level ``delta`` in ``(0, 1]`` of the ``beta_t`` schedules (default 0.1).
-    beta : None, float or callable
-        Override of the confidence width ``beta_t`` (a constant or ``f(t)``).
+    beta : None, float, callable or "gp-ucb"
+        Override of the confidence width ``beta_t`` (a constant or ``f(t)``), or
+        ``"gp-ucb"``: GP-UCB's default width in this agent's schedule set
+        (:func:`~agents.schedules.gp_ucb_width` with ``R = nu^{1/(1+alpha)}``, the
+        ``problem``'s constants and this agent's ``lam``/``delta``; ``gamma_{t-1}`` of the
+        theory set is this agent's realized information gain), while the estimator
+        (truncation level, threshold, block count) stays the paper's: the equal-width
+        comparison that separates a robust estimator from its width schedule (DESIGN.md
+        "Configurations: paper and tuned"). At round ``t`` the agent's
+        ``beta_t`` is exactly GP-UCB's; MoM-GP-UCB, which chooses once per episode, takes
+        GP-UCB's width of the round its episode starts.
     """
+
+    #: Whether the posterior state has the exact GP's information gain ``engine_.info_gain``
+    #: (``beta="gp-ucb"`` with ``schedule="theory"`` needs it).
+    _exact_info_gain: bool = True
 
     name: str = ""
 
@@ -161,6 +174,13 @@ class GPUCBAgent:
         """``(mu_{t-1}(x), beta_t sigma_{t-1}(x))`` at every point, shape (n,) each."""
         return self._estimate().copy(), self._beta_t() * self.engine_.std()
 
+    def posterior_sd(self) -> np.ndarray:
+        """``sigma_{t-1}(x)`` at every point: the posterior standard deviation whose
+        ``beta_t`` multiple is :meth:`posterior`'s width (the optional ``posterior_sd`` of
+        :mod:`agents.protocol`; the harness's ``coverage_sigma``, Chowdhury–Gopalan
+        Fig. 1f's ``mu_T +- sigma_T`` band)."""
+        return np.array(self.engine_.std(), dtype=float)
+
     # ------------------------------------------------------------------ hooks
     def _setup(self, problem: Any) -> None:
         """Validate the subclass's parameters and build its schedules."""
@@ -194,8 +214,44 @@ class GPUCBAgent:
             self._beta_cache = (t, self.beta_(t))
         return self._beta_cache[1]
 
-    def _make_beta(self) -> Schedule:
+    def _make_beta(self, episode: int = 1) -> Schedule:
+        """``beta_t``: the override, GP-UCB's width (``beta="gp-ucb"``), or the default.
+
+        ``episode`` is the number of rounds per index the agent calls its schedule with
+        (MoM-GP-UCB: ``ell``; its episode ``n`` takes GP-UCB's width of round
+        ``(n - 1) ell + 1``, the round the episode starts)."""
+        if isinstance(self.beta, str):
+            if self.beta not in NAMED_WIDTHS:
+                allowed = "None, a finite non-negative real number, a callable t -> float, "
+                allowed += "or a named width: " + ", ".join(repr(w) for w in NAMED_WIDTHS)
+                raise param_error(self._owner, "beta", allowed, self.beta)
+            self._set_gp_ucb_width(episode)
+            return Schedule(self._owner, "beta", self._gp_ucb_beta)
         return Schedule.resolve(self._owner, "beta", self.beta, self._default_beta)
+
+    def _set_gp_ucb_width(self, episode: int) -> None:
+        """The constants of GP-UCB's default ``beta_t`` (:class:`~agents.gp.gp_ucb.GPUCB`
+        with ``R=None``) on this agent's problem, schedule set, ``lam`` and ``delta``."""
+        problem, schedule = self.problem_, self.schedule_
+        if schedule == "theory" and not self._exact_info_gain:
+            raise param_error(
+                self._owner,
+                "beta",
+                "a constant, a callable or None with schedule='theory' (GP-UCB's theory "
+                "width needs the exact posterior's information gain gamma_t, which this "
+                "agent's approximate posterior does not have); 'gp-ucb' with "
+                "schedule='experiment'",
+                self.beta,
+            )
+        B = self._constant(problem, "sup_f" if schedule == "experiment" else "B")
+        nu = self._constant(problem, "nu")
+        self._gp_width_ = (B, nu ** (1.0 / (1.0 + float(problem.alpha))), int(episode))
+
+    def _gp_ucb_beta(self, t: int) -> float:
+        B, R, episode = self._gp_width_
+        gamma = self.engine_.info_gain if self.schedule_ == "theory" else 0.0
+        r = (t - 1) * episode + 1
+        return gp_ucb_width(self.schedule_, B, self.lam_, R, self.delta_, r, gamma)
 
     def _constant(self, problem: Any, name: str, *, override: str = "beta") -> float:
         return _finite_constant(

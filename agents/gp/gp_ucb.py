@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from agents.gp.base import GPUCBAgent
-from agents.schedules import experiment_width
+from agents.schedules import gp_ucb_width
 from hbo_envs.validation import check_real
 
 __all__ = ["GPUCB"]
@@ -101,12 +100,10 @@ class GPUCB(GPUCBAgent):
         self.beta_ = self._make_beta()
 
     def _default_beta(self, t: int) -> float:
-        if self.schedule_ == "experiment":
-            # beta_t = sup_f sqrt(lambda) + R sqrt(ln t) (the CG-code conversion).
-            return experiment_width(self.B_, self.lam_, self.R_, 0.0, t)
-        # IGP-UCB (CG 2017, Thm. 2): beta_t = B + R sqrt(2 (gamma_{t-1} + 1 + ln(1/delta))).
-        gamma = self.engine_.info_gain
-        return self.B_ + self.R_ * math.sqrt(2.0 * (gamma + 1.0 + math.log(1.0 / self.delta_)))
+        # experiment: sup_f sqrt(lambda) + R sqrt(ln t) (the CG-code conversion); theory:
+        # IGP-UCB (CG 2017, Thm. 2) B + R sqrt(2 (gamma_{t-1} + 1 + ln(1/delta))).
+        gamma = self.engine_.info_gain if self.schedule_ == "theory" else 0.0
+        return gp_ucb_width(self.schedule_, self.B_, self.lam_, self.R_, self.delta_, t, gamma)
 
     def _observe(self, arm: int, reward: float) -> None:
         # Raw reward: mu_t = k_t^T (K_t + lambda I)^{-1} Y_t.

@@ -221,6 +221,24 @@ class ArmRewards:
         self._pre[arm] = np.concatenate([new_pre, np.zeros(cap + 1 - new_pre.size)])
         self._main[arm], self._pend[arm] = c + cp, 0
 
+    def count_above(self, thr: np.ndarray) -> int:
+        """Number of rewards with ``|y| > thr[j]`` at arm ``played[j]`` (one binary search
+        per sorted run)."""
+        out = 0
+        for j, a in enumerate(self.played):
+            c = int(self.count[a])
+            if thr[j] >= self._hi[a]:
+                continue
+            if thr[j] < self._lo[a]:
+                out += c
+                continue
+            kept = int(self._abs[a][: self._main[a]].searchsorted(thr[j], side="right"))  # type: ignore[index]
+            if self._pend[a]:
+                pab = self._pabs[a][: self._pend[a]]  # type: ignore[index]
+                kept += int(pab.searchsorted(thr[j], side="right"))
+            out += c - kept
+        return out
+
     def sums(self, W: np.ndarray, level: np.ndarray) -> np.ndarray:
         """``S[i, j] = sum_{y at a} y 1{|W[i, j] y| <= level[i]}`` for ``a = played[j]``.
 
@@ -249,6 +267,21 @@ class ArmRewards:
         return S
 
 
+def _direction_weights(
+    Q: np.ndarray, Fr: np.ndarray, Gr: np.ndarray, lam: float, rewards: ArmRewards
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(Y, Q R, W_P)`` of :func:`truncated_estimate`: ``W_P`` holds the direction weights
+    ``u_{., tau}`` (column per played arm) of Alg. 2 line 4."""
+    A = Gr.copy()
+    A.flat[:: A.shape[0] + 1] += lam
+    e, R = eigh(A)
+    # Every eigenvalue is >= lambda; one computed below it is rounding (sqrt(<= 0) when
+    # lambda is tiny next to ||Gr||), so clip at lambda.
+    Y = (R / np.sqrt(np.maximum(e, lam))).T @ Fr
+    QR = Q @ R
+    return Y, QR, QR @ Y[:, rewards.played_idx]  # the columns u_{., tau} of the played arms
+
+
 def truncated_estimate(
     Q: np.ndarray, Fr: np.ndarray, Gr: np.ndarray, lam: float, level: np.ndarray,
     rewards: ArmRewards,
@@ -268,14 +301,7 @@ def truncated_estimate(
     ``mu~(x) = W[:, x]^T r^ = Y[:, x]^T (Q R)^T r^``. Cost ``O(r^3 + r^2 n + k r |P|)``
     instead of ``O(k^3 + k^2 n)``: ``r <= min(k, n)``.
     """
-    A = Gr.copy()
-    A.flat[:: A.shape[0] + 1] += lam
-    e, R = eigh(A)
-    # Every eigenvalue is >= lambda; one computed below it is rounding (sqrt(<= 0) when
-    # lambda is tiny next to ||Gr||), so clip at lambda.
-    Y = (R / np.sqrt(np.maximum(e, lam))).T @ Fr
-    QR = Q @ R
-    WP = QR @ Y[:, rewards.played_idx]  # the columns u_{., tau} of the played arms
+    Y, QR, WP = _direction_weights(Q, Fr, Gr, lam, rewards)
     S = rewards.sums(WP, level)
     r_hat = np.einsum("ij,ij->i", WP, S)  # Alg. 2 line 4: r^_i
     # line 5: mu~(x) = phi~(x)^T V~^{-1/2} r^ = W[:, x]^T r^.
@@ -317,6 +343,24 @@ def orthonormal_factors(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class _ATAGPUCB(GPUCBAgent):
     """Shared machinery of the two ATA-GP-UCB variants (not registered itself)."""
+
+    _exact_info_gain = False  # the posterior is the embedding's, not the exact GP's
+
+    def diagnostics(self) -> dict[str, float]:
+        """``{"altered_fraction": share of the rewards so far that the current estimate
+        truncates}``: Alg. 2 line 4 re-truncates every reward in every direction each
+        round, so a reward counts as altered when ``|u_{i,tau} y_tau| > b_t`` in at least
+        one direction ``i`` of the current ``mu~_t`` (0 before any reward)."""
+        rewards = self.rewards_
+        total = int(rewards.count.sum())
+        if not total:
+            return {"altered_fraction": 0.0}
+        _, _, WP = _direction_weights(self.Q_, self.Fr_, self.Gr_, self.lam_, rewards)
+        level = self.b_(self.t_ - 1) * self.level_scale_  # the level of the last update
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            thr = level[:, None] / np.abs(WP)  # |W y| <= b  <=>  |y| <= b / |W|
+        thr[np.isnan(thr)] = np.inf  # 0 / 0: W = 0 weighs the reward by 0, never altered
+        return {"altered_fraction": rewards.count_above(thr.min(axis=0)) / total}
 
     # -------------------------------------------------------------- GPUCBAgent hooks
     def _make_engine(self, problem: Any) -> Any:

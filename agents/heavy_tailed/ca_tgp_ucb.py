@@ -74,6 +74,9 @@ class CATGPUCB(GPUCBAgent):
     ----------
     truncated_ : list of bool
         Whether the payoff of each round was truncated to 0.
+
+    ``diagnostics()["altered_fraction"]`` is the share of the payoffs received so far that
+    line 7 truncated.
     """
 
     name = "ca-tgp-ucb"
@@ -142,3 +145,9 @@ class CATGPUCB(GPUCBAgent):
         self.truncated_.append(not keep)
         # Alg. 1, line 8.
         self.engine_.observe(arm, reward if keep else 0.0)
+
+    def diagnostics(self) -> dict[str, float]:
+        """``{"altered_fraction": share of the payoffs so far truncated to 0}`` (0 before
+        any; the optional diagnostics of :mod:`agents.protocol`)."""
+        n = len(self.truncated_)
+        return {"altered_fraction": sum(self.truncated_) / n if n else 0.0}

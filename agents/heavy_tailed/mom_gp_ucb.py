@@ -71,6 +71,13 @@ class MoMGPUCB(GPUCBAgent):
         Override of the episode length ``ell`` (a positive integer).
     epsilon : float or None
         Moment order ``eps`` in ``(0, 1]`` (default ``problem.alpha``).
+
+    ``diagnostics()["altered_fraction"]`` is the share of the payoffs decided so far that
+    the median drops: at every point ``mu~_n`` is the median of the ``ell`` replicate
+    estimates, which uses one replicate's rewards (odd ``ell``; two for even ``ell``, all
+    for ``ell <= 2``), so ``ell - 1`` (``ell - 2``) of each episode's ``ell`` payoffs enter
+    no estimate at that point; the ``T - N ell`` leftover payoffs enter none. A property of
+    ``ell``, not of the tails: MoM pays for robustness with data at every reward.
     """
 
     name = "mom-gp-ucb"
@@ -111,11 +118,12 @@ class MoMGPUCB(GPUCBAgent):
         if self.beta is None:
             self.B_ = self._constant(problem, "sup_f" if self.schedule_ == "experiment" else "B")
             self.nu_ = self._constant(problem, "nu")
-        self.beta_ = self._make_beta()
+        self.beta_ = self._make_beta(episode=self.ell_)
         self.episode_ = 1  # current episode n (1-based)
         self.arm_: int | None = None
         self.buffer_: list[float] = []
         self.median_ = np.zeros(int(problem.n))
+        self.dropped_ = 0  # payoffs the median (or the leftover rounds) left out
 
     def _n_outputs(self) -> int:
         return self.ell_
@@ -169,6 +177,7 @@ class MoMGPUCB(GPUCBAgent):
             )
         self.t_ += 1
         if self.episode_ > self.N_:
+            self.dropped_ += 1
             return  # leftover rounds (or N = 0): replay x_N, no update
         # Alg. 2, line 6: collect y_{n,1..ell}.
         self.buffer_.append(y)
@@ -177,6 +186,8 @@ class MoMGPUCB(GPUCBAgent):
         # Alg. 2, lines 7-9: one observation per replicate sequence j at x_n.
         self.engine_.observe(arm, np.asarray(self.buffer_))
         self.median_ = np.median(self.engine_.mean, axis=1)
+        ell = self.ell_  # the median uses 1 (odd ell) or 2 (even) of the ell replicates
+        self.dropped_ += 0 if ell <= 2 else ell - 2 + ell % 2
         self.buffer_ = []
         self.episode_ += 1
         if self.episode_ <= self.N_:
@@ -185,3 +196,9 @@ class MoMGPUCB(GPUCBAgent):
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """``(mu~_{n-1}(x), alpha_n sigma_{n-1}(x))`` for the current episode ``n``."""
         return self.median_.copy(), self._beta_t() * self.engine_.std()
+
+    def diagnostics(self) -> dict[str, float]:
+        """``{"altered_fraction": share of the payoffs decided so far that the median
+        drops}`` (see the class docstring; 0 before any)."""
+        decided = self.t_ - 1 - len(self.buffer_)
+        return {"altered_fraction": self.dropped_ / decided if decided else 0.0}

@@ -44,6 +44,9 @@ class TGPUCB(GPUCBAgent):
     ----------
     truncated_ : list of bool
         Whether the payoff of each round was truncated to 0.
+
+    ``diagnostics()["altered_fraction"]`` is the share of the payoffs received so far that
+    were truncated (a truncation that never fires makes the agent GP-UCB on raw rewards).
     """
 
     name = "tgp-ucb"
@@ -96,3 +99,9 @@ class TGPUCB(GPUCBAgent):
         self.truncated_.append(not keep)
         # Alg. 1, update step: mu^_t = k_t^T (K_t + lambda I)^{-1} Y^_t.
         self.engine_.observe(arm, reward if keep else 0.0)
+
+    def diagnostics(self) -> dict[str, float]:
+        """``{"altered_fraction": share of the payoffs so far truncated to 0}`` (0 before
+        any; the optional diagnostics of :mod:`agents.protocol`)."""
+        n = len(self.truncated_)
+        return {"altered_fraction": sum(self.truncated_) / n if n else 0.0}

@@ -120,12 +120,51 @@ def checked_posterior(agent: Any, n: int, t: int) -> tuple[np.ndarray, np.ndarra
     return est, width
 
 
-def _coverage(agent: Any, f: np.ndarray, t: int) -> float:
+def _coverage(agent: Any, f: np.ndarray, t: int) -> tuple[float, float]:
+    """``(coverage, coverage_sigma)``: the share of points with ``|estimate - f|`` within
+    the agent's width, and within its ``posterior_sd()`` (NaN without one; a ``sigma``
+    that is not finite, ``>= 0`` and of shape ``(n,)`` fails the cell)."""
     post = checked_posterior(agent, f.size, t)
     if post is None:
-        return float("nan")
+        return float("nan"), float("nan")
     est, width = post
-    return float(np.mean(np.abs(est - f) <= width))
+    err = np.abs(est - f)
+    cov = float(np.mean(err <= width))
+    sd_fn = getattr(agent, "posterior_sd", None)
+    if not callable(sd_fn):
+        return cov, float("nan")
+    sd = np.asarray(sd_fn(), dtype=float)
+    if sd.shape != f.shape or not np.all(np.isfinite(sd) & (sd >= 0)):
+        name = getattr(agent, "name", type(agent).__name__)
+        raise ValueError(
+            f"posterior_sd() of agent {name!r} at round {t} must return a finite "
+            f"non-negative array of shape ({f.size},); got shape {sd.shape}."
+        )
+    return cov, float(np.mean(err <= sd))
+
+
+def _altered(agent: Any, t: int) -> float:
+    """``agent.diagnostics()["altered_fraction"]`` checked, or NaN without one.
+
+    ``diagnostics()`` is optional (:mod:`agents.protocol`); a value that is not a real in
+    ``[0, 1]`` fails the cell with this error."""
+    diag = getattr(agent, "diagnostics", None)
+    if not callable(diag):
+        return float("nan")
+    value = diag().get("altered_fraction")
+    if value is None:
+        return float("nan")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not 0.0 <= x <= 1.0:
+        name = getattr(agent, "name", type(agent).__name__)
+        raise ValueError(
+            f"diagnostics() of agent {name!r} at round {t} returned altered_fraction = "
+            f"{value!r}; the protocol allows a share in [0, 1] (or no such key)."
+        )
+    return x
 
 
 _CONTROLLER: Any = None
@@ -200,7 +239,10 @@ class _Cell:
         self.wall = np.empty(n_rec)
         self.atime = np.empty(n_rec)
         self.coverage = np.full(n_rec, np.nan)
+        self.coverage_sigma = np.full(n_rec, np.nan)
+        self.altered = np.full(n_rec, np.nan)
         self.cov_set = set(self.cov_at.tolist())
+        self.diag_set = self.cov_set | {T}  # rounds the estimator's diagnostics are read
         self.cum = 0.0
         self.actions = np.zeros(T, dtype=np.int64)  # actions[t - 1]: the arm of round t
 
@@ -226,6 +268,8 @@ class _Cell:
                 "regret": self.regret,
                 "avg_regret": self.regret / ts,
                 "coverage": self.coverage,
+                "coverage_sigma": self.coverage_sigma,
+                "altered": self.altered,
                 "corruption_used": self.corr,
                 "wall_time": self.wall,
                 "agent_time": self.atime,
@@ -276,6 +320,7 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
     wall0 = t0  # the coverage diagnostic's own time is subtracted from wall_time
     has_posterior = callable(getattr(agent, "posterior", None))
     rec_at, cov_set, n_rec = cell.rec_at, cell.cov_set, cell.rec_at.size
+    has_diag, diag_set = callable(getattr(agent, "diagnostics", None)), cell.diag_set
     act, update, step = agent.act, agent.update, cell.uenv.step
     played = cell.actions
 
@@ -298,8 +343,12 @@ def _run(spec: CellSpec) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, A
             cell.record(k, t, info, agent_time, a3 - wall0)
             if has_posterior and t in cov_set:
                 c0 = perf()
-                cell.coverage[k] = _coverage(agent, f, t)
+                cell.coverage[k], cell.coverage_sigma[k] = _coverage(agent, f, t)
                 wall0 += perf() - c0  # keep the diagnostic out of the timing
+            if has_diag and t in diag_set:
+                c0 = perf()
+                cell.altered[k] = _altered(agent, t)
+                wall0 += perf() - c0
             k += 1
             next_rec = int(rec_at[k]) if k < n_rec else -1
     cell.cum = cum
@@ -382,6 +431,7 @@ def _run_batch(
     c0 = cells[0]
     T, rec_at, cov_set, n_rec = c0.T, c0.rec_at, c0.cov_set, c0.rec_at.size
     has_posterior = callable(getattr(agents[0], "posterior", None))
+    has_diag = callable(getattr(agents[0], "diagnostics", None))
     steps = [c.uenv.step for c in cells]
     played = [c.actions for c in cells]
     cum = np.zeros(B)
@@ -412,7 +462,12 @@ def _run_batch(
             if has_posterior and t in cov_set:
                 q0 = perf()
                 for cell, agent in zip(cells, agents, strict=True):
-                    cell.coverage[k] = _coverage(agent, cell.f, t)
+                    cell.coverage[k], cell.coverage_sigma[k] = _coverage(agent, cell.f, t)
+                wall0 += perf() - q0
+            if has_diag and t in c0.diag_set:
+                q0 = perf()
+                for cell, agent in zip(cells, agents, strict=True):
+                    cell.altered[k] = _altered(agent, t)
                 wall0 += perf() - q0
             k += 1
             next_rec = int(rec_at[k]) if k < n_rec else -1

@@ -14,6 +14,15 @@ column                  dtype    meaning
 ``coverage``            float    fraction of points with ``|estimate - f| <= width`` after
                                  round ``t`` (agents with ``posterior()``, at the coverage
                                  checkpoints only; NaN elsewhere)
+``coverage_sigma``      float    the same for the band ``estimate +- sigma`` with ``sigma`` the
+                                 agent's optional ``posterior_sd()`` (Chowdhury–Gopalan Fig. 1f
+                                 plots ``mu_T +- sigma_T``); NaN without it
+``altered``             float    share of the rewards received by round ``t`` that the agent's
+                                 robust estimator altered (truncated, or dropped by a
+                                 median), from its optional ``diagnostics()``
+                                 (:mod:`agents.protocol`), at the coverage checkpoints and
+                                 ``T``; NaN elsewhere, for agents without it, and in
+                                 tables written before the column existed
 ``corruption_used``     float    the env's running corruption budget used
 ``wall_time``           float    seconds since the cell started (agent + env + bookkeeping,
                                  excluding the coverage diagnostic; a batched cell: its
@@ -43,6 +52,7 @@ import pandas as pd
 
 __all__ = [
     "COLUMNS",
+    "OPTIONAL_COLUMNS",
     "ROUND_KEY",
     "SUMMARY_COLUMNS",
     "coverage_grid",
@@ -59,6 +69,8 @@ COLUMNS: dict[str, str] = {
     "regret": "float64",
     "avg_regret": "float64",
     "coverage": "float64",
+    "coverage_sigma": "float64",
+    "altered": "float64",
     "corruption_used": "float64",
     "wall_time": "float64",
     "agent_time": "float64",
@@ -126,8 +138,16 @@ def empty_records() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=d) for c, d in COLUMNS.items()})
 
 
+#: Columns added after tables were first written: a table without one reads it as NaN.
+OPTIONAL_COLUMNS: tuple[str, ...] = ("coverage_sigma", "altered")
+
+
 def coerce(df: pd.DataFrame) -> pd.DataFrame:
-    """Order columns and set the documented dtypes."""
+    """Order columns and set the documented dtypes (a missing :data:`OPTIONAL_COLUMNS`
+    entry, from a table written before it existed, is NaN)."""
+    missing = [c for c in OPTIONAL_COLUMNS if c not in df.columns]
+    if missing:
+        df = df.assign(**{c: np.nan for c in missing})
     return df[list(COLUMNS)].astype(COLUMNS)
 
 

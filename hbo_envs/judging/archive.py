@@ -79,7 +79,7 @@ from hbo_envs.harness.compare import (
     fork_limit,
     max_relative_difference,
 )
-from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid
+from hbo_envs.harness.records import COLUMNS, OPTIONAL_COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.runner import build_cells as harness_build_cells
 from hbo_envs.harness.runner import run_sweep
 from hbo_envs.harness.specs import CellSpec, slug
@@ -128,7 +128,17 @@ ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
 #: Record columns that are a deterministic function of the cell (compared within the
 #: tolerance by :func:`check_rerun`); ``wall_time`` and ``agent_time`` are measurements of
 #: the machine and are not.
-DETERMINISTIC = ("seed", "t", "regret", "avg_regret", "coverage", "corruption_used", "lower_bound")
+DETERMINISTIC = (
+    "seed",
+    "t",
+    "regret",
+    "avg_regret",
+    "coverage",
+    "coverage_sigma",
+    "altered",
+    "corruption_used",
+    "lower_bound",
+)
 
 
 def archive_rounds(horizon: int) -> np.ndarray:
@@ -278,6 +288,7 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
             exp.specs_for(env, specs),
             seeds,
             horizon=proto["horizons"][env],
+            env_kwargs=exp.kwargs_for(env),
             snapshot=exp.snapshot,
             validate_envs=False,
         ):
@@ -479,7 +490,9 @@ def load(
     if planned_only:
         fps = {pc.spec.fingerprint() for pc in plan(name, check_data=False)}
         rec = rec[rec["fingerprint"].isin(fps)].reset_index(drop=True)
-    return rec
+    # cells archived before a column existed read it as NaN (e.g. ``altered``)
+    missing = [c for c in OPTIONAL_COLUMNS if c not in rec.columns]
+    return rec.assign(**{c: np.nan for c in missing}) if missing else rec
 
 
 def read_meta(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:

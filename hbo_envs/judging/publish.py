@@ -23,6 +23,7 @@ on the archived records.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -189,6 +190,8 @@ def _protocol_lines(exp: Any, meta: dict[str, Any]) -> list[str]:
         )
         paper = f"{exp.seeds} seeds x T = {exp.horizon or 'env default'}"
     lines = [f"- **Protocol run by the archive:** {scale}."]
+    for env, kw in getattr(exp, "env_kwargs", {}).items():
+        lines.append(f"- **`{env}` built with:** `{json.dumps(kw, sort_keys=True)}`.")
     if used.get("full"):
         lines[0] += " This is the experiment's full protocol."
     else:
@@ -230,12 +233,17 @@ def _result_table(res: dict[str, Any]) -> list[str]:
             )
         return lines
     s = res["summary"]
-    lines = [
-        "| env | agent | seeds | T | mean R_T [95% CI] | mean R_T/T [95% CI] | agent s / run |",
-        "|---|---|---|---|---|---|---|",
-    ]
     fin = final_rows(res["records"][list(COLUMNS)])
     secs = fin.groupby(["env_id", "agent"])["agent_time"].mean()
+    # the share of rewards each robust estimator altered (agents' diagnostics(); a column
+    # only when an agent of the experiment reports it)
+    altered = fin.groupby(["env_id", "agent"])["altered"].mean()
+    show_altered = bool(altered.notna().any())
+    lines = [
+        "| env | agent | seeds | T | mean R_T [95% CI] | mean R_T/T [95% CI] | agent s / run |"
+        + (" rewards altered by the estimator (mean at T) |" if show_altered else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if show_altered else ""),
+    ]
     for r in s.itertuples(index=False):
         det = r.n > 1 and r.R_T_ci_low == r.R_T_ci_high
         if det:
@@ -243,11 +251,24 @@ def _result_table(res: dict[str, Any]) -> list[str]:
         else:
             rt = f"{_fmt(r.R_T_mean)} [{_fmt(r.R_T_ci_low)}, {_fmt(r.R_T_ci_high)}]"
             avg = f"{_fmt(r.avg_R_T_mean)} [{_fmt(r.avg_R_T_ci_low)}, {_fmt(r.avg_R_T_ci_high)}]"
-        lines.append(
+        row = (
             f"| `{r.env_id}` | `{r.agent}` | {r.n} | {r.T} | {rt} | {avg} | "
             f"{_fmt(float(secs.get((r.env_id, r.agent), math.nan)))} |"
         )
+        if show_altered:
+            row += f" {altered_text(float(altered.get((r.env_id, r.agent), math.nan)))} |"
+        lines.append(row)
     return lines
+
+
+def altered_text(share: float) -> str:
+    """A mean share of altered rewards as the result pages print it: "–" for an agent
+    without ``diagnostics()``, and an estimator that never fired said in words."""
+    if not math.isfinite(share):
+        return "–"
+    if share == 0.0:
+        return "0 (never fired)"
+    return f"{100 * share:.2g}%"
 
 
 def _verdict_table(name: str, verdicts: list[Verdict]) -> list[str]:

@@ -24,6 +24,7 @@ from hbo_envs.judging.experiments import (  # noqa: F401  (register)
     beyond,
     bogunovic,
     chowdhury_gopalan,
+    equal_width,
     lower_bound,
     park_lee,
     real_data,

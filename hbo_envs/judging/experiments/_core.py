@@ -112,6 +112,9 @@ class Experiment:
     quick_note: str = ""
     exclude: tuple[Exclusion, ...] = ()
     smoke_horizon: int = 60  # ``reproduce --smoke``: 1 seed at this T (CI runs every name so)
+    #: env id -> keyword arguments of ``gym.make`` (a configurable env such as
+    #: ``hbo/GPBandit-v0`` with its objective and channel); every other env: none
+    env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def batches(self) -> bool:
@@ -150,6 +153,10 @@ class Experiment:
         """The exclusions that concern an agent of ``specs`` (what ``reproduce`` prints)."""
         labels = {s.label for s in specs}
         return [x for x in self.exclude if x.agent in labels and x.env in self.envs]
+
+    def kwargs_for(self, env_id: str) -> dict[str, Any]:
+        """The ``gym.make`` keyword arguments of ``env_id`` in this experiment (a copy)."""
+        return dict(self.env_kwargs.get(env_id, {}))
 
     def horizon_for(self, env_id: str, quick: bool, smoke: bool = False) -> int | None:
         if smoke:

@@ -178,6 +178,8 @@ _METRICS = {
     # 1 - coverage_T: the share of the coverage points where f lies outside the agent's band
     # mu_T +- width_T at the last round (Chowdhury–Gopalan Fig. 1f's confidence sets).
     "miss": "1 - coverage_T",
+    # the same for the band mu_T +- sigma_T (the agent's posterior_sd; what CG Fig. 1f plots)
+    "miss_sigma": "1 - coverage_T of mu_T +- sigma_T",
 }
 
 
@@ -261,7 +263,8 @@ class ClaimContext:
     def scores(self, env: str, agent: str, metric: str = "regret") -> np.ndarray:
         """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``),
         seconds spent in the agent over the run (``"agent_time"``) or ``1 - coverage_T``
-        (``"miss"``, the share of points whose f the final confidence band misses)."""
+        (``"miss"``, the share of points whose f the final confidence band misses;
+        ``"miss_sigma"``, the same for the band ``mu_T +- sigma_T``)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
         g = self.final[(self.final["env_id"] == env) & (self.final["agent"] == agent)]
@@ -269,6 +272,8 @@ class ClaimContext:
             return g["agent_time"].to_numpy(dtype=float)
         if metric == "miss":
             return 1.0 - g["coverage"].to_numpy(dtype=float)
+        if metric == "miss_sigma":
+            return 1.0 - g["coverage_sigma"].to_numpy(dtype=float)
         R = g["regret"].to_numpy(dtype=float)
         return R / g["t"].to_numpy(dtype=float) if metric == "avg_regret" else R
 
@@ -289,6 +294,9 @@ class ClaimContext:
         f = self.final[self.final["env_id"] == env]
         sa = pd.Series(self.scores(env, a, metric), index=f[f["agent"] == a]["seed"].to_numpy())
         sb = pd.Series(self.scores(env, b, metric), index=f[f["agent"] == b]["seed"].to_numpy())
+        # a NaN score was not measured (e.g. a band column of records written before it
+        # existed): that seed is not paired
+        sa, sb = sa.dropna(), sb.dropna()
         common = sa.index.intersection(sb.index).sort_values()
         if len(common) == 0:
             return None
@@ -345,6 +353,9 @@ class Claim:
         if missing:
             return self._verdict(env, NOT_RUN, "no finished runs of " + ", ".join(missing))
         return None
+
+
+_NO_PAIR = "no seed with {m} measured for both agents (finished, and the column recorded)"
 
 
 def decide_less(c: PairedComparison, rule: str = RULE_PAIRED) -> tuple[str, str]:
@@ -414,7 +425,7 @@ class Less(Claim):
                 continue
             c = ctx.paired(env, self.a, self.b, self.metric)
             if c is None:
-                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                out.append(self._verdict(env, INCONCLUSIVE, _NO_PAIR.format(m=m)))
                 continue
             verdict, rule = decide_less(c)
             evidence = describe_pair(c, self.a, self.b, m)
@@ -457,7 +468,7 @@ class NoWorse(Claim):
                 continue
             c = ctx.paired(env, self.a, self.b, self.metric, scale_b=1 + self.margin)
             if c is None:
-                out.append(self._verdict(env, INCONCLUSIVE, "no seed finished by both agents"))
+                out.append(self._verdict(env, INCONCLUSIVE, _NO_PAIR.format(m=m)))
                 continue
             verdict, rule = decide_less(c, RULE_NONINFERIOR)
             ev = describe_pair(c, self.a, self.b, m, self.margin) + (
@@ -708,13 +719,16 @@ class Runs(Claim):
     ``what="contains"``: the agent's final confidence band contains f at every coverage
     point (``coverage_T = 1``); ``"misses"``: it misses f somewhere (``coverage_T < 1``);
     ``"late_regret_at_least"``: the per-round regret over ``[T/2, T]`` is at least
-    ``level`` (the agent samples away from the optimum late in the run).
+    ``level`` (the agent samples away from the optimum late in the run). ``band`` says
+    which band "contains"/"misses" read: ``"miss"`` the agent's own ``mu_T +- width_T``,
+    ``"miss_sigma"`` ``mu_T +- sigma_T``.
     """
 
     a: str = ""
     what: str = "contains"
     env: str | None = None
     level: float = 0.0
+    band: str = "miss"
 
     def __post_init__(self) -> None:
         if self.what not in ("contains", "misses", "late_regret_at_least"):
@@ -722,6 +736,8 @@ class Runs(Claim):
                 "Runs what must be 'contains', 'misses' or 'late_regret_at_least'; got "
                 f"{self.what!r}."
             )
+        if self.band not in ("miss", "miss_sigma"):
+            raise ValueError(f"Runs band must be 'miss' or 'miss_sigma'; got {self.band!r}.")
 
     def _holds(self, ctx: ClaimContext, env: str) -> tuple[np.ndarray, str]:
         if self.what == "late_regret_at_least":
@@ -731,10 +747,12 @@ class Runs(Claim):
                 late >= self.level,
                 f"per-round regret over [T/2, T] >= {self.level:g}",
             )
-        miss = ctx.scores(env, self.a, "miss")
+        miss = ctx.scores(env, self.a, self.band)
+        miss = miss[np.isfinite(miss)]  # NaN: the band was not recorded in that run
+        band = "final band" if self.band == "miss" else "final band mu_T +- sigma_T"
         if self.what == "contains":
-            return miss == 0, "final band contains f at every coverage point"
-        return miss > 0, "final band misses f at some coverage point"
+            return miss == 0, f"{band} contains f at every point"
+        return miss > 0, f"{band} misses f at some point"
 
     def evaluate(self, ctx: ClaimContext) -> list[Verdict]:
         out = []
@@ -744,6 +762,9 @@ class Runs(Claim):
                 out.append(miss)
                 continue
             ok, desc = self._holds(ctx, env)
+            if ok.size == 0:
+                out.append(self._verdict(env, INCONCLUSIVE, f"{self.a}: no run recorded this band"))
+                continue
             n, k = int(ok.size), int(np.count_nonzero(ok))
             lo, hi = clopper_pearson(k, n)
             ev = f"{self.a}: {desc} in {k} of {n} runs (share in [{lo:.3f}, {hi:.3f}])"
@@ -817,9 +838,12 @@ def in_most_runs(
     text: str = "",
     source: str = "",
     caveat: str = "",
+    band: str = "miss",
 ) -> Runs:
     """Claim: a property of single runs of ``a`` holds in most runs (:class:`Runs`)."""
-    return Runs(text or f"{a}: {what} in most runs", source, a, what, env, level, caveat=caveat)
+    return Runs(
+        text or f"{a}: {what} in most runs", source, a, what, env, level, band, caveat=caveat
+    )
 
 
 def below_random(
