@@ -59,6 +59,20 @@ def naive_rcgp(K, arms, ys, centres, L, c, s2):
     return mu, var
 
 
+def test_scalar_pimq_terms_equal_the_vectorised_ones_bit_for_bit():
+    from agents.robust.rcgp_ucb import _pimq_scalar
+
+    rng = np.random.default_rng(0)
+    r = np.concatenate(
+        [rng.standard_t(2, 2000) * 3, [0.0, -0.0, 0.5, -0.5, 1e300, -1e300, 5e-324, 0.5 + 1e-16]]
+    )
+    for L, c, s2 in ((0.5, 2.0, 0.3), (0.0, 1e-3, 1.0), (1.0, 1e200, 2.0)):
+        with np.errstate(over="ignore"):
+            J, sh = pimq_weight_terms(r, L, c, s2)
+        one = np.array([_pimq_scalar(float(x), L, c, s2) for x in r])
+        assert np.array_equal(one[:, 0], J) and np.array_equal(one[:, 1], sh)
+
+
 def test_pimq_terms_match_the_definition_and_survive_1e300():
     J, sh = pimq_weight_terms(np.array([0.2, -2.5, 1e300]), L=0.5, c=2.0, sigma2=0.3)
     assert J[0] == 1.0 and sh[0] == 0.0  # inside the plateau: the GP exactly

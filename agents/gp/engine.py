@@ -167,6 +167,10 @@ def auto_representation(n: int, horizon: int | None) -> str:
     return "arms"
 
 
+#: :meth:`GPPosteriorEngine.move_statistics` re-derives the posterior from the statistics
+#: after this many rank-one moves (their rounding, downdates included, is then reset).
+MOVE_REFRESH_EVERY = 64
+
 #: The two representations (and ``"auto"``, which picks by ``n`` and ``T``).
 REPRESENTATIONS = ("auto", "arms", "played")
 
@@ -307,6 +311,7 @@ class GPPosteriorEngine:
         self.t = 0
         self.info_gain = 0.0
         self._since_refresh = 0
+        self._moves = 0  # rank-one moves of move_statistics since the last re-derivation
         self._std: np.ndarray | None = None
         self._batch: EngineBatch | None = None
         self._mean_blocks = _column_blocks(n, self.r)
@@ -454,9 +459,13 @@ class GPPosteriorEngine:
         if self._batch is not None:  # a member of an EngineBatch: conditioned at its flush
             self._batch._put(self, arm, y, noise_var)
             return
-        if noise_var is None and self._scalar_arms and isinstance(y, float):
-            self._observe_scalar(arm, y)
-            return
+        if self._scalar_arms and isinstance(y, float):
+            if noise_var is None:
+                self._observe_scalar(arm, y, self.lam, 1.0)
+                return
+            if type(noise_var) is float and 0.0 < noise_var < math.inf:
+                self._observe_scalar(arm, y, noise_var, self.lam / noise_var)
+                return
         if noise_var is None:
             noise = self.lam
         elif isinstance(noise_var, numbers.Real) and noise_var == math.inf:
@@ -500,26 +509,26 @@ class GPPosteriorEngine:
             self._restore()
         self._tick()
 
-    def _observe_scalar(self, arm: int, y: float) -> None:
-        """:meth:`observe` of one reward with the default noise in the arm space, ``r = 1``
-        (every single run of GP-UCB and TGP-UCB): the same arithmetic in the same order,
-        minus the general path's dispatch (about half of a 100-arm round is Python
+    def _observe_scalar(self, arm: int, y: float, noise: float, weight: float) -> None:
+        """:meth:`observe` of one reward with noise variance ``noise`` (``weight = lambda /
+        noise``) in the arm space, ``r = 1`` (every single run of GP-UCB and TGP-UCB, and
+        RCGP-UCB's weighted observations): the same arithmetic in the same order as the
+        general path, minus its dispatch (about half of a 100-arm round is Python
         overhead). One column copy, one ``n``-vector update of the mean, one rank-one
         ``dger`` of ``Sigma``."""
         cov = self.cov
         c = cov[:, arm].copy()
         s_aa = float(c[arm])
-        lam = self.lam
-        denom = lam + s_aa
-        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / lam)
+        denom = noise + s_aa
+        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / noise)
         m = self.mean[:, 0]
         m += c * ((y - m[arm]) / denom)
-        self.sums[arm, 0] += y
+        self.sums[arm, 0] += weight * y  # y itself when weight = 1 (exact in IEEE)
         alpha = -1.0 / denom
         for j0, j1 in self._cov_blocks:
             blas.dger(alpha, c, c[j0:j1], a=cov[:, j0:j1], overwrite_a=1)
         self.counts[arm] += 1
-        self.precision[arm] += 1.0
+        self.precision[arm] += weight
         self._std = None
         self.t += 1
         self._since_refresh += 1
@@ -752,7 +761,89 @@ class GPPosteriorEngine:
             )
         self._set_statistics("GPPosteriorEngine.set_statistics", precision, sums, counts)
 
+    def move_statistics(self, precision: Any, sums: Any, counts: Any = None) -> int:
+        """:meth:`set_statistics` by rank-one changes of the arms whose statistics moved.
+
+        The posterior is linear in the per-arm information: moving arm ``a`` from
+        ``(p_a, s_a)`` to ``(p_a + dp, s_a + ds)`` is, with ``c = Sigma[:, a]`` and
+        ``q = dp / lambda`` (Sherman–Morrison on ``Sigma = (K^{-1} + D / lambda)^{-1}`` and
+        ``mean = Sigma sums / lambda``)::
+
+            mean  <- mean + c (ds / lambda - q mean[a]) / (1 + q c[a])
+            Sigma <- Sigma - q c c^T / (1 + q c[a])
+            info_gain += (1/2) ln(1 + q c[a])            # matrix determinant lemma
+
+        (``dp = 0``: ``mean += c ds / lambda`` only, one ``O(n)`` pass; arms whose
+        statistics are unchanged cost nothing). So an agent whose data are re-weighted
+        every round but change at a few arms (RCGP-UCB's adaptive variant when its anchor
+        moves) pays ``O(k n^2)`` for ``k`` moved arms instead of a re-derivation,
+        ``O(|S|^3 + n^2 |S|)``. The re-derivation is still used when it is the cheaper or
+        the safer one: more than ``|S| / 4`` arms to move, an arm losing all or more than
+        half of its information (``1 + q c[a] < 1/2``: the downdate would cancel), the
+        ``"played"`` representation, or after :data:`MOVE_REFRESH_EVERY` rank-one moves
+        since the last re-derivation (their rounding is then reset; amortised
+        ``O(n^2 |S| / 64)`` a move). Same arguments and checks as :meth:`set_statistics`;
+        the posterior equals its to rounding (~1e-12, tested). Returns the number of
+        rank-one covariance moves made (0 after a re-derivation).
+        """
+        if self._batch is not None:
+            raise ValueError(
+                "GPPosteriorEngine.move_statistics: the engine is in an EngineBatch; release "
+                "the batch first."
+            )
+        owner = "GPPosteriorEngine.move_statistics"
+        return self._move_statistics(*self._check_statistics(owner, precision, sums, counts))
+
+    def _move_statistics(self, prec: np.ndarray, tot: np.ndarray, cnt: np.ndarray) -> int:
+        """:meth:`move_statistics` of statistics already checked (``tot`` of shape
+        ``(n, r)``): an agent that builds them itself skips the checks' cost."""
+        if self.representation != "arms":
+            self._apply_statistics(prec, tot, cnt)
+            return 0
+        old_p = self.precision
+        dp = prec - old_p
+        moved = np.flatnonzero(dp)
+        differ = (tot[:, 0] != self.sums[:, 0]) if self.r == 1 else np.any(tot != self.sums, 1)
+        shifted = np.flatnonzero(differ & (dp == 0))
+        k = moved.size
+        if (
+            k > max(1, np.count_nonzero(prec) // 4)
+            or self._moves + k > MOVE_REFRESH_EVERY
+            or not prec[moved].all()
+        ):
+            self._apply_statistics(prec, tot, cnt)
+            return 0
+        lam = self.lam
+        cov, mean = self.cov, self.mean
+        if shifted.size:  # dp = 0: mean += Sigma[:, a] ds_a / lambda
+            ds = (tot[shifted] - self.sums[shifted]) / lam
+            mean += cov[:, shifted] @ ds
+            self.sums[shifted] = tot[shifted]
+        for a in moved.tolist():
+            c = cov[:, a].copy()
+            q = float(dp[a]) / lam
+            den = 1.0 + q * float(c[a])
+            if not den >= 0.5:  # losing more than half of a's information: re-derive
+                self._apply_statistics(prec, tot, cnt)
+                return 0
+            ds = (tot[a] - self.sums[a]) / lam
+            _rank1_update(mean, 1.0 / den, c, ds - q * mean[a], self._mean_blocks)
+            _rank1_update(cov, -q / den, c, c, self._cov_blocks)
+            self.info_gain += 0.5 * math.log(den)
+            self.sums[a] = tot[a]
+            self.precision[a] = prec[a]
+            self._moves += 1
+        self.counts[:] = cnt
+        self.t = int(cnt.sum())
+        self._std = None
+        return k
+
     def _set_statistics(self, owner: str, precision: Any, sums: Any, counts: Any) -> None:
+        self._apply_statistics(*self._check_statistics(owner, precision, sums, counts))
+
+    def _check_statistics(
+        self, owner: str, precision: Any, sums: Any, counts: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
         prec = np.asarray(precision, dtype=float)
         tot = np.asarray(sums, dtype=float).reshape(n, -1) if np.size(sums) == n * self.r else None
@@ -774,6 +865,10 @@ class GPPosteriorEngine:
                     f"{owner}: counts must be integers of shape ({n},), positive exactly "
                     "where precision is."
                 )
+        return prec, tot, cnt
+
+    def _apply_statistics(self, prec: np.ndarray, tot: np.ndarray, cnt: np.ndarray) -> None:
+        n = self.n
         S = np.flatnonzero(prec > 0)
         if self.representation == "played":  # refused before anything changes
             cap = self._G.shape[1]
@@ -837,6 +932,7 @@ class GPPosteriorEngine:
             self._refactor()
             self._last_column = None
         self._since_refresh = 0
+        self._moves = 0
         self._std = None
 
 
