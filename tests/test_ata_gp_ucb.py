@@ -423,6 +423,8 @@ def test_qff_m_is_mbar_to_the_d(d, m, mbar):
          r"'lam' parameter of ATAGPUCBQFF must be a real number in \[1e-100, 1e\+100\]. "
          r"Got 1e-300 instead"),
         ("ata-gp-ucb-nystrom", {"lam": 1e300}, r"'lam' parameter .* Got 1e\+300 instead"),
+        ("ata-gp-ucb-qff", {"max_bytes": 2**64},
+         r"'max_bytes' parameter of ATAGPUCBQFF must be an integer in \[1, 9223372036854775807\]"),
         ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [0.5]},
          r"'dictionary' parameter .* arm indices in \[0, 11\] \(at t=1\). Got \[0.5\]"),
         ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: ["a"]}, r"'dictionary' parameter"),

@@ -553,6 +553,22 @@ def test_move_statistics_follows_the_formulas_through_small_moves(lam):
         eng.move_statistics(np.full(25, -1.0), np.zeros(25))
 
 
+@pytest.mark.parametrize("representation", ["arms", "played"])
+def test_a_lambda_below_the_kernels_rounding_is_a_clear_error_naming_lam(representation):
+    """Issue 37 item 8: ``lam = 1e-300`` on close arms (``K_SS`` numerically singular) made
+    the Cholesky factor of the played arms fail deep in scipy; the engine now says which
+    parameter and what is allowed. (At ``lam = 1e-6`` the same walk is fine.)"""
+    X = np.linspace(0, 1, 400)[:, None]
+    K = np.exp(-((X - X.T) ** 2) / (2 * 0.2**2))
+    prec = np.zeros(400)
+    prec[::10] = 3.0
+    sums = prec * 0.5
+    with pytest.raises(ValueError, match=r"lam = 1e-300 is too small .* e.g. lam >= \d"):
+        GPPosteriorEngine.from_statistics(K, 1e-300, prec, sums, representation=representation)
+    eng = GPPosteriorEngine.from_statistics(K, 1e-6, prec, sums, representation=representation)
+    assert np.all(np.isfinite(eng.mean))
+
+
 def test_set_statistics_refuses_bad_statistics_and_a_batched_engine():
     K = np.eye(3)
     eng = GPPosteriorEngine(K, 1.0)

@@ -232,6 +232,14 @@ def test_outlier_gp_ucb_drops_flagged_points_from_its_gp():
         ("ec-gp-ucb", {"epsilon": -0.1}),
         ("outlier-gp-ucb", {"nu": 2.0}),
         ("outlier-gp-ucb", {"alpha": 1.0}),
+        # issue 37 item 8's fuzz findings: a diagnosis schedule no run can reach, and
+        # Student-t scales whose square or reciprocal square overflows
+        ("outlier-gp-ucb", {"n_init": 2**64}),
+        ("outlier-gp-ucb", {"n_schedule": 2**64}),
+        ("outlier-gp-ucb", {"R": 1e300}),
+        ("outlier-gp-ucb", {"R": 1e-300}),
+        ("outlier-gp-ucb", {"scale": 1e300}),
+        ("outlier-gp-ucb", {"scale": 1e-300}),
     ],
 )
 def test_bad_parameters_are_refused_naming_them(name, bad):

@@ -631,10 +631,27 @@ class GPPosteriorEngine:
         A = self._KSS[:m, :m].copy()
         A[np.diag_indices(m)] += self._lambda_S()
         self._pending_lambda = None
-        self._L[:m, :m] = linalg.cholesky(A, lower=True, check_finite=False)
+        self._L[:m, :m] = self._cholesky(A)
         self._downdates = 0
         if fallback:
             self.refactorizations += 1
+
+    def _cholesky(self, A: np.ndarray) -> np.ndarray:
+        """Lower Cholesky factor of ``K_SS + Lambda`` or ``D^1/2 K_SS D^1/2 + lambda I``
+        (positive definite in exact arithmetic), or a ValueError naming ``lam`` when rounding
+        makes it indefinite: ``lambda`` below the rounding of ``K_SS`` (``~eps ||K_SS||``)
+        cannot regularise a numerically singular ``K_SS`` (close arms)."""
+        try:
+            return linalg.cholesky(A, lower=True, check_finite=False)
+        except np.linalg.LinAlgError as exc:
+            scale = float(np.max(np.abs(np.diagonal(A)))) if A.size else 0.0
+            raise ValueError(
+                f"GPPosteriorEngine: lam = {self.lam!r} is too small for an exact posterior "
+                f"here: the {A.shape[0]} x {A.shape[0]} matrix of the played arms plus lam "
+                f"is not numerically positive definite ({exc}); lam must stay well above "
+                f"the rounding of the kernel block (~1e-16 x {scale:.3g}), e.g. lam >= "
+                f"{max(1e-10 * scale, 1e-300):.1g}."
+            ) from exc
 
     def _restore(self) -> None:
         """``"played"``, every :data:`PLAYED_RESTORE_EVERY` downdates: ``L`` factored
@@ -697,7 +714,7 @@ class GPPosteriorEngine:
             KS = K[S, :]
         M = sq[:, None] * KSS * sq[None, :]
         M[np.diag_indices_from(M)] += self.lam
-        L = linalg.cholesky(M, lower=True, check_finite=False)
+        L = self._cholesky(M)
         V = linalg.solve_triangular(L, sq[:, None] * KS, lower=True, check_finite=False)
         z = linalg.solve_triangular(L, self.sums[S] / sq[:, None], lower=True, check_finite=False)
         mean = np.asfortranarray(V.T @ z)

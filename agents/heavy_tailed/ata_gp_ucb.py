@@ -531,7 +531,8 @@ class ATAGPUCBQFF(_ATAGPUCB):
         owner = self._owner
         d = int(problem.dim)
         mbar = self._mbar_param(d)
-        max_bytes = check_int(owner, "max_bytes", self.max_bytes, 1)
+        # a byte count a machine can address (2**64 is not one: refused, not ignored)
+        max_bytes = check_int(owner, "max_bytes", self.max_bytes, 1, 2**63 - 1)
         kern = problem.kernel if self.kernel is None else self._kernel_param()
         if getattr(kern, "name", None) != "se" or not getattr(kern, "analytic", False):
             raise ValueError(
@@ -551,6 +552,8 @@ class ATAGPUCBQFF(_ATAGPUCB):
                 f"{n} arms, above max_bytes = {max_bytes / 2**30:.3g} GiB. Lower mbar, raise "
                 f"max_bytes, or use 'ata-gp-ucb-nystrom'."
             )
+        # within max_bytes, but the machine's limit (hbo_envs.memory) still applies
+        check_memory(owner, "mbar", mbar, need, "Lower mbar, or use 'ata-gp-ucb-nystrom'.")
         self.mbar_ = mbar
         self.m_ = mbar**d  # the paper's m (the embedding has dimension 2m)
         self.n_features_ = 2 * self.m_  # the authors' code's m: a cosine and a sine per node

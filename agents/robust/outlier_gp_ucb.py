@@ -28,9 +28,13 @@ from scipy import linalg, stats
 from scipy.linalg import lapack
 
 from agents.gp.gp_ucb import GPUCB
-from hbo_envs.validation import check_int, check_real
+from hbo_envs.validation import MAX_HORIZON, check_int, check_real
 
-__all__ = ["OutlierGPUCB", "student_t_laplace", "flag_outliers"]
+__all__ = ["OutlierGPUCB", "SCALE_RANGE", "student_t_laplace", "flag_outliers"]
+
+#: Allowed Student-t scales (``scale`` or ``R``): ``scale^2`` and ``1 / scale^2`` stay
+#: far from overflow in the likelihood's terms.
+SCALE_RANGE = (1e-100, 1e100)
 
 
 def student_t_laplace(
@@ -208,20 +212,30 @@ class OutlierGPUCB(GPUCB):
     def _setup(self, problem: Any) -> None:
         super()._setup(problem)
         o = self._owner
-        self.n_init_ = check_int(o, "n_init", self.n_init, 1, None)
-        self.n_schedule_ = check_int(o, "n_schedule", self.n_schedule, 1, None)
+        # beyond the longest run (MAX_HORIZON) a diagnosis could never happen: refused
+        self.n_init_ = check_int(o, "n_init", self.n_init, 1, MAX_HORIZON)
+        self.n_schedule_ = check_int(o, "n_schedule", self.n_schedule, 1, MAX_HORIZON)
         self.nu_ = check_real(o, "nu", self.nu, 2.0, None, "neither")
         self.alpha_ = check_real(o, "alpha", self.alpha, 0.0, 1.0, "neither")
         self.max_frac_ = check_real(
             o, "max_outlier_fraction", self.max_outlier_fraction, 0.0, 1.0, "both"
         )
+        # The Student-t terms need scale^2 and 1 / scale^2 finite with room to spare
+        # (nu scale^2 + r^2, (nu + 1) / ((nu + 3) scale^2)): SCALE_RANGE.
+        lo, hi = SCALE_RANGE
         if self.scale is not None:
-            self.scale_ = check_real(o, "scale", self.scale, 0.0, None, "neither")
+            self.scale_ = check_real(o, "scale", self.scale, lo, hi, "both")
         elif self.R is not None:
-            self.scale_ = check_real(o, "R", self.R, 0.0, None, "neither")
+            self.scale_ = check_real(o, "R", self.R, lo, hi, "both")
         else:
             nu = self._constant(problem, "nu", override="scale")
-            self.scale_ = max(nu ** (1.0 / (1.0 + float(problem.alpha))), 1e-12)
+            derived = nu ** (1.0 / (1.0 + float(problem.alpha)))
+            if not lo <= derived <= hi:
+                raise ValueError(
+                    f"{o}: the default Student-t scale nu^(1/(1+alpha)) = {derived!r} from "
+                    f"problem.nu = {problem.nu!r} lies outside [{lo:g}, {hi:g}]; pass scale=..."
+                )
+            self.scale_ = max(derived, 1e-12)
         # observations (oldest first) in buffers grown by doubling; _t of them are used
         self._t = 0
         self._arm_buf = np.empty(64, dtype=np.intp)
