@@ -168,7 +168,9 @@ def auto_representation(n: int, horizon: int | None) -> str:
 
 
 #: :meth:`GPPosteriorEngine.move_statistics` re-derives the posterior from the statistics
-#: after this many rank-one moves (their rounding, downdates included, is then reset).
+#: after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one moves (their rounding, downdates
+#: included, is then reset; with ``|S|`` the re-derivation's ``O(|S|^3 + n^2 |S|)`` costs
+#: at most about one move's ``O(n^2)`` amortised).
 MOVE_REFRESH_EVERY = 64
 
 #: The two representations (and ``"auto"``, which picks by ``n`` and ``T``).
@@ -797,11 +799,11 @@ class GPPosteriorEngine:
         ``O(|S|^3 + n^2 |S|)``. The re-derivation is still used when it is the cheaper or
         the safer one: more than ``|S| / 4`` arms to move, an arm losing all or more than
         half of its information (``1 + q c[a] < 1/2``: the downdate would cancel), the
-        ``"played"`` representation, or after :data:`MOVE_REFRESH_EVERY` rank-one moves
-        since the last re-derivation (their rounding is then reset; amortised
-        ``O(n^2 |S| / 64)`` a move). Same arguments and checks as :meth:`set_statistics`;
-        the posterior equals its to rounding (~1e-12, tested). Returns the number of
-        rank-one covariance moves made (0 after a re-derivation).
+        ``"played"`` representation, or after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one
+        moves since the last re-derivation (their rounding is then reset; amortised
+        ``O(n^2 + |S|^2)`` a move, the order of a move itself). Same arguments and checks
+        as :meth:`set_statistics`; the posterior equals its to rounding (~1e-12, tested).
+        Returns the number of rank-one covariance moves made (0 after a re-derivation).
         """
         if self._batch is not None:
             raise ValueError(
@@ -823,9 +825,10 @@ class GPPosteriorEngine:
         differ = (tot[:, 0] != self.sums[:, 0]) if self.r == 1 else np.any(tot != self.sums, 1)
         shifted = np.flatnonzero(differ & (dp == 0))
         k = moved.size
+        held = int(np.count_nonzero(prec))
         if (
-            k > max(1, np.count_nonzero(prec) // 4)
-            or self._moves + k > MOVE_REFRESH_EVERY
+            k > max(1, held // 4)
+            or self._moves + k > max(MOVE_REFRESH_EVERY, held)
             or not prec[moved].all()
         ):
             self._apply_statistics(prec, tot, cnt)

@@ -370,7 +370,8 @@ class RCGPUCBAdaptive(RCGPUCB):
     observations, and ``O(k n^2)`` for the ``k`` arms whose statistics moved (the arm just
     played, the arms holding observations outside the plateau, the arms an observation
     entered or left the plateau at), with a re-derivation ``O(|S|^3 + n^2 |S|)`` when
-    ``k > |S| / 4`` and after every 64 moves (``|S| <= n`` distinct arms played): flat in
+    ``k > |S| / 4`` and after every ``max(64, |S|)`` moves (``|S| <= n`` distinct arms
+    played): flat in
     ``t`` as long as ``#outside`` (observations whose residual ``|y - g_R|`` exceeds
     ``L_R``) and the arms holding them stay few. It does under frequency-limited
     corruptions (``#outside <= T_c`` plus the rare noise excursions) and with the default
