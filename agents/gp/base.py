@@ -222,6 +222,8 @@ class GPUCBAgent:
         return int(ties[self.rng_.integers(ties.size)])
 
     def _check_action(self, action: Any) -> int:
+        if type(action) is int and 0 <= action < self.n_:  # the common case, as check_index
+            return action
         return check_index(self._owner, "action", action, self.n_)
 
     def _check_reward(self, reward: Any) -> float:
