@@ -12,6 +12,14 @@ Prints, in one run:
 
 Run: ``python benchmarks/bench_agents.py`` (``--quick`` for a smoke run). Not a test:
 timings depend on the machine; compare the columns, not absolute numbers.
+
+``--against REV`` (e.g. ``7068763``, the GP core before the seed batching) instead runs
+every agent (``--agents`` to choose) on the bench problem (``--n`` arms, ``--T`` rounds)
+with this tree's code and with revision ``REV``'s (``git archive`` into a temporary
+directory), each run in its own process with one BLAS thread, alternating the two
+``--repeats`` times, and prints CPU us/round (``time.thread_time``, robust to a shared
+machine) early, late and over the whole run side by side, the late/early ratio, the
+speed-up and whether both trees played the same arms.
 """
 
 from __future__ import annotations
