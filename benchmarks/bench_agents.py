@@ -12,6 +12,14 @@ Prints, in one run:
 
 Run: ``python benchmarks/bench_agents.py`` (``--quick`` for a smoke run). Not a test:
 timings depend on the machine; compare the columns, not absolute numbers.
+
+``--against REV`` (e.g. ``7068763``, the GP core before the seed batching) instead runs
+every agent (``--agents`` to choose) on the bench problem (``--n`` arms, ``--T`` rounds)
+with this tree's code and with revision ``REV``'s (``git archive`` into a temporary
+directory), each run in its own process with one BLAS thread, alternating the two
+``--repeats`` times, and prints CPU us/round (``time.thread_time``, robust to a shared
+machine) early, late and over the whole run side by side, the late/early ratio, the
+speed-up and whether both trees played the same arms.
 """
 
 from __future__ import annotations
@@ -139,11 +147,147 @@ def naive_time(problem: Problem, f: np.ndarray, t: int, reps: int) -> float:
     return best
 
 
+#: The child process of ``--against``: one agent, one code tree (``PYTHONPATH``), the
+#: bench problem built from APIs that every revision has; prints CPU us/round (one BLAS
+#: thread) in the early and late windows, the mean over the run and the actions' digest.
+CHILD = r"""
+import hashlib, json, sys, time
+import numpy as np
+import agents
+from hbo_envs.kernels import SquaredExponential
+from hbo_envs.problem import Problem
+name, n, T, W = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+if name not in agents.available():
+    print(json.dumps(None)); sys.exit()
+X = np.linspace(0.0, 1.0, n)[:, None]
+kern = SquaredExponential(0.2)
+K = kern(X)
+rng = np.random.default_rng(0)
+support = rng.choice(n, size=min(n, 100), replace=False)
+a = rng.uniform(-1, 1, support.size)
+f = K[:, support] @ a
+scale = 1.0 / np.abs(f).max()
+a, f = a * scale, f * scale
+B = float(np.sqrt(a @ K[np.ix_(support, support)] @ a))
+p = Problem(points=X, kernel_matrix=K, kernel=kern, B=B, alpha=1.0, v=B * B + 3.0, nu=3.0,
+            sup_f=1.0, horizon=T, name=f"bench-se-{n}")
+noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+fl = f.tolist()
+agent = agents.make(name)
+agent.reset(p, seed=0)
+clock = time.thread_time
+spent = [0.0] * T
+arms = [0] * T
+for t in range(T):
+    s = clock()
+    x = agent.act()
+    agent.update(x, fl[x] + noise[t])
+    spent[t] = clock() - s
+    arms[t] = x
+sp = np.array(spent) * 1e6
+print(json.dumps({"early": sp[W:2 * W].mean(), "late": sp[T - W:].mean(), "mean": sp.mean(),
+                  "digest": hashlib.sha1(np.array(arms).tobytes()).hexdigest()[:10]}))
+"""
+
+
+def reference_tree(rev: str, into: str) -> str:
+    """``git archive`` of revision ``rev`` of this repository unpacked under ``into``."""
+    import subprocess
+    import tarfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    tar = Path(into) / "ref.tar"
+    with open(tar, "wb") as fh:
+        subprocess.run(["git", "-C", str(root), "archive", rev], stdout=fh, check=True)
+    dest = Path(into) / "tree"
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest, filter="data")
+    return str(dest)
+
+
+def run_child(tree: str, name: str, n: int, T: int, window: int) -> dict | None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, name, str(n), str(T), str(window)],
+        env=env, capture_output=True, text=True, check=True, cwd=tree,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def against(rev: str, names: list[str], n: int, T: int, window: int, repeats: int) -> None:
+    """Every agent of ``names`` on this tree and on revision ``rev``, each run in its own
+    process, alternating (ref, ours) ``repeats`` times; the minimum CPU time per cell
+    (other processes only ever add time)."""
+    import tempfile
+    from pathlib import Path
+
+    ours = str(Path(__file__).resolve().parents[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = reference_tree(rev, tmp)
+        print(
+            f"CPU us/round (act + update, one BLAS thread), {n} arms, T = {T}: early = rounds "
+            f"{window}-{2 * window}, late = the last {window}, mean = all T; min of {repeats} "
+            f"alternating runs; {rev} beside this tree"
+        )
+        head = (
+            f"{'agent':<20} {'ref early':>9} {'late':>7} {'mean':>7} | {'ours early':>10} "
+            f"{'late':>7} {'mean':>7} | {'late/early':>10} {'ref/ours':>8} same actions"
+        )
+        print(head)
+        print("-" * len(head))
+        for name in names:
+            cells: dict[str, list] = {"ref": [], "ours": []}
+            for _ in range(repeats):
+                for key, tree in (("ref", ref), ("ours", ours)):
+                    cells[key].append(run_child(tree, name, n, T, window))
+            best = {}
+            for key, runs in cells.items():
+                if runs[0] is None:
+                    best[key] = None
+                    continue
+                best[key] = {m: min(r[m] for r in runs) for m in ("early", "late", "mean")}
+                best[key]["digest"] = runs[0]["digest"]
+            o, r = best["ours"], best["ref"]
+            rs = (
+                f"{r['early']:>9.1f} {r['late']:>7.1f} {r['mean']:>7.1f}"
+                if r
+                else f"{'-':>9} {'-':>7} {'-':>7}"
+            )
+            same = "-" if r is None else str(r["digest"] == o["digest"])
+            ratio = f"{r['mean'] / o['mean']:>8.2f}" if r else f"{'-':>8}"
+            print(
+                f"{name:<20} {rs} | {o['early']:>10.1f} {o['late']:>7.1f} {o['mean']:>7.1f} | "
+                f"{o['late'] / o['early']:>10.2f} {ratio} {same}",
+                flush=True,
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
     ap.add_argument("--repeats", type=int, default=3, help="runs per cell; the minimum is shown")
+    ap.add_argument(
+        "--against",
+        metavar="REV",
+        help="instead: every agent beside revision REV's code (git archive), in one run",
+    )
+    ap.add_argument("--agents", default=None, help="comma-separated names (--against)")
+    ap.add_argument("--T", type=int, default=10_000, help="rounds per run (--against)")
+    ap.add_argument("--n", type=int, default=100, help="arms (--against)")
     args = ap.parse_args()
+    if args.against:
+        names = args.agents.split(",") if args.agents else list(agents.available())
+        lscpu = platform.processor() or platform.machine()
+        print(f"hbo-bench agents vs {args.against} — numpy {np.__version__}, {lscpu}")
+        window = min(500, args.T // 4)
+        against(args.against, names, args.n, args.T, window, args.repeats)
+        return
     marks = (1_000, 2_000) if args.quick else (1_000, 20_000)
     window = 200 if args.quick else 2_000
     sizes = (100,) if args.quick else (100, 1000)

@@ -76,8 +76,9 @@ def naive_ata(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
         if beta is not None:
             bt = as_fn(beta)(t)
         elif kind == "qff":
-            m = mbar
+            m = mbar  # 1-D: mbar^d nodes, the paper's m (Lemma 1)
             if schedule == "experiment":
+                m = 2 * mbar  # the authors' code: the feature count, a cos and a sin a node
                 L = math.log(m * T)
                 bt = B * math.sqrt(lam) + math.sqrt(m) * v ** (1 / (1 + alpha)) * L ** (
                     alpha / (1 + alpha)) * t**e  # fmt: skip
@@ -120,7 +121,7 @@ def naive_ata(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
             level = as_fn(b)(t)
         else:
             if kind == "qff":
-                Lb = math.log(mbar * T) if schedule == "experiment" else math.log(
+                Lb = math.log(2 * mbar * T) if schedule == "experiment" else math.log(
                     2 * mbar * T / delta)  # fmt: skip
             else:
                 mt = F.shape[1]
@@ -138,6 +139,32 @@ def naive_ata(problem, reward, seed, *, kind, schedule="experiment", lam=1.0, de
         quad = lam * np.einsum("xi,ij,xj->x", F, np.linalg.inv(V), F)
         var = quad if kind == "qff" else kdiag - np.sum(F * F, axis=1) + quad
     return actions, post
+
+
+def test_qff_experiment_schedules_use_the_authors_feature_count():
+    """Issue 38 item 5: the authors' code puts the feature count ``m = 2 mbar^d`` (a cosine
+    and a sine per Gauss-Hermite node: 64 for the paper's 1-D ``mbar = 32``) into
+    ``b_t = (v/ln(mT))^{1/(1+a)} t^e`` and ``beta_t = B sqrt(lam) + sqrt(m) v^{1/(1+a)}
+    ln(mT)^{a/(1+a)} t^e``; Lemma 1's theory schedule keeps the paper's ``m = mbar^d``."""
+    X = np.linspace(0, 1, 20)[:, None]
+    k = SquaredExponential(0.2)
+    p = Problem(points=X, kernel_matrix=k(X), kernel=k, B=1.3, alpha=0.8, v=4.0, nu=3.0,
+                sup_f=0.9, horizon=1000)  # fmt: skip
+    agent = agents.make("ata-gp-ucb-qff", lam=2.0)
+    agent.reset(p, seed=0)
+    assert (agent.mbar_, agent.m_, agent.n_features_) == (32, 32, 64)
+    a, v, T, m = 0.8, 4.0, 1000, 64
+    e = (1 - a) / (2 * (1 + a))
+    for t in (1, 7, 500):
+        b = (v / math.log(m * T)) ** (1 / (1 + a)) * t**e
+        beta = 0.9 * math.sqrt(2.0) + math.sqrt(m) * v ** (1 / (1 + a)) * math.log(m * T) ** (
+            a / (1 + a)) * t**e  # fmt: skip
+        assert agent.b_(t) == pytest.approx(b, rel=1e-13)
+        assert agent.beta_(t) == pytest.approx(beta, rel=1e-13)
+    theory = agents.make("ata-gp-ucb-qff", schedule="theory")
+    theory.reset(p, seed=0)
+    L = math.log(2 * 32 * T / 0.1)
+    assert theory.b_(7) == pytest.approx((v / L) ** (1 / (1 + a)) * 7**e, rel=1e-13)
 
 
 @pytest.mark.parametrize("schedule", ["experiment", "theory"])
@@ -396,6 +423,8 @@ def test_qff_m_is_mbar_to_the_d(d, m, mbar):
          r"'lam' parameter of ATAGPUCBQFF must be a real number in \[1e-100, 1e\+100\]. "
          r"Got 1e-300 instead"),
         ("ata-gp-ucb-nystrom", {"lam": 1e300}, r"'lam' parameter .* Got 1e\+300 instead"),
+        ("ata-gp-ucb-qff", {"max_bytes": 2**64},
+         r"'max_bytes' parameter of ATAGPUCBQFF must be an integer in \[1, 9223372036854775807\]"),
         ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: [0.5]},
          r"'dictionary' parameter .* arm indices in \[0, 11\] \(at t=1\). Got \[0.5\]"),
         ("ata-gp-ucb-nystrom", {"dictionary": lambda t, c: ["a"]}, r"'dictionary' parameter"),

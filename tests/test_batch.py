@@ -241,6 +241,29 @@ def test_argmax_rows_breaks_ties_with_each_rows_own_generator():
         argmax_rows(np.array([[0.0, 1.0], [math.nan, 0.0]]), [None, None], "t", 7)
 
 
+def test_single_run_argmax_is_argmax_rows_of_one_row():
+    """The single-run fast path (``GPUCBAgent._argmax``, a scalar argmax) picks what
+    :func:`argmax_rows` picks for the one row and leaves the generator in the same state,
+    on rows with no tie, near-ties inside and outside ``TIE_RTOL`` and all-equal rows."""
+    agent = GPUCB()
+    gen = np.random.default_rng(0)
+    for k in range(300):
+        row = np.round(gen.normal(size=12), 1)  # many exact ties
+        if k % 3 == 0:
+            row[gen.integers(12)] = row.max() * (1.0 - TIE_RTOL / 4)  # tied within rtol
+        if k % 5 == 0:
+            row[gen.integers(12)] = row.max() - 1e-9  # not tied
+        if k % 7 == 0:
+            row[:] = 2.5
+        agent.rng_, agent.t_ = np.random.default_rng(k), 1
+        ref_rng = np.random.default_rng(k)
+        assert agent._argmax(row) == argmax_rows(row[None, :], [ref_rng], "t", 1)[0]
+        assert agent.rng_.bit_generator.state == ref_rng.bit_generator.state
+    with pytest.raises(FloatingPointError, match="non-finite acquisition score inf at round 4"):
+        agent.t_ = 4
+        agent._argmax(np.array([0.0, math.inf]))
+
+
 def test_make_batch_picks_the_batch_or_declines():
     from hbo_envs.kernels import SquaredExponential
     from hbo_envs.problem import Problem

@@ -508,6 +508,67 @@ def test_set_statistics_in_place_equals_a_new_engine_and_the_formulas(representa
     assert np.array_equal(eng.variance(), np.diagonal(K))
 
 
+@pytest.mark.parametrize("lam", [1.0, 0.05])
+def test_move_statistics_follows_the_formulas_through_small_moves(lam):
+    """``move_statistics`` (rank-one moves of the arms whose statistics changed) gives the
+    posterior of the naive formulas and of ``set_statistics`` at every step of a walk whose
+    steps move a few arms up and down (downdates included), add arms, shift only sums, and
+    now and then move many arms or drop an arm (the re-derivation): mean and variance to
+    1e-10, information gain to 1e-10, over more moves than ``MOVE_REFRESH_EVERY``."""
+    from agents.gp.engine import MOVE_REFRESH_EVERY
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(25, 2))
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 0.3)
+    eng = GPPosteriorEngine(K, lam)
+    prec, sums = np.zeros(25), np.zeros(25)
+    moves = 0
+    for step in range(300):
+        prec, sums = prec.copy(), sums.copy()
+        if step % 50 == 49:  # many arms at once
+            arms = rng.choice(25, size=15, replace=False)
+        elif step % 37 == 36 and np.count_nonzero(prec) > 3:  # an arm leaves
+            arms = rng.choice(np.flatnonzero(prec), size=1)
+            prec[arms], sums[arms] = 0.0, 0.0
+            arms = arms[:0]
+        else:
+            arms = rng.choice(25, size=int(rng.integers(1, 4)), replace=False)
+        for a in arms.tolist():
+            if step % 3 == 0 and prec[a] > 0:  # only the sum moves
+                sums[a] += rng.normal()
+            else:
+                prec[a] = max(prec[a] + rng.uniform(-0.4, 1.0), 0.0)
+                sums[a] = rng.normal() * prec[a] if prec[a] > 0 else 0.0
+        cnt = (prec > 0).astype(np.int64)
+        moves += eng.move_statistics(prec, sums, counts=cnt)
+        mean, var = _posterior_from_statistics(K, lam, prec, sums)
+        np.testing.assert_allclose(eng.mean[:, 0], mean, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(eng.variance(), np.maximum(var, 0), rtol=0, atol=1e-10)
+        ref = GPPosteriorEngine.from_statistics(K, lam, prec, sums, counts=cnt)
+        assert abs(eng.info_gain - ref.info_gain) < 1e-10
+        assert eng.t == int(cnt.sum()) and np.array_equal(eng.precision, prec)
+    assert moves > 2 * MOVE_REFRESH_EVERY  # the rank-one path ran, past re-derivations
+    # it refuses what set_statistics refuses
+    with pytest.raises(ValueError, match="move_statistics: precision must be finite"):
+        eng.move_statistics(np.full(25, -1.0), np.zeros(25))
+
+
+@pytest.mark.parametrize("representation", ["arms", "played"])
+def test_a_lambda_below_the_kernels_rounding_is_a_clear_error_naming_lam(representation):
+    """Issue 37 item 8: ``lam = 1e-300`` on close arms (``K_SS`` numerically singular) made
+    the Cholesky factor of the played arms fail deep in scipy; the engine now says which
+    parameter and what is allowed. (At ``lam = 1e-6`` the same walk is fine.)"""
+    X = np.linspace(0, 1, 400)[:, None]
+    K = np.exp(-((X - X.T) ** 2) / (2 * 0.2**2))
+    prec = np.zeros(400)
+    prec[::10] = 3.0
+    sums = prec * 0.5
+    with pytest.raises(ValueError, match=r"lam = 1e-300 is too small .* e.g. lam >= \d"):
+        GPPosteriorEngine.from_statistics(K, 1e-300, prec, sums, representation=representation)
+    eng = GPPosteriorEngine.from_statistics(K, 1e-6, prec, sums, representation=representation)
+    assert np.all(np.isfinite(eng.mean))
+
+
 def test_set_statistics_refuses_bad_statistics_and_a_batched_engine():
     K = np.eye(3)
     eng = GPPosteriorEngine(K, 1.0)

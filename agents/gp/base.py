@@ -262,9 +262,24 @@ class GPUCBAgent:
         )
 
     def _argmax(self, scores: np.ndarray) -> int:
-        return int(argmax_rows(scores[None, :], (self.rng_,), self._owner, self.t_)[0])
+        """:func:`argmax_rows` of the one row ``scores`` (the same rule, the same draw from
+        ``rng_`` on a tie, so a run alone chooses as it does in a batch; tested), without
+        the batch machinery: one ``argmax`` and one comparison when there is no tie."""
+        i = int(scores.argmax())
+        best = float(scores[i])
+        if not math.isfinite(best):
+            raise FloatingPointError(
+                f"{self._owner}: non-finite acquisition score {best!r} at round {self.t_}."
+            )
+        tied = scores >= best - TIE_RTOL * max(1.0, abs(best))
+        if np.count_nonzero(tied) == 1:
+            return i
+        ties = np.flatnonzero(tied)
+        return int(ties[self.rng_.integers(ties.size)])
 
     def _check_action(self, action: Any) -> int:
+        if type(action) is int and 0 <= action < self.n_:  # the common case, as check_index
+            return action
         return check_index(self._owner, "action", action, self.n_)
 
     def _check_reward(self, reward: Any) -> float:

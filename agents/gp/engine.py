@@ -167,6 +167,12 @@ def auto_representation(n: int, horizon: int | None) -> str:
     return "arms"
 
 
+#: :meth:`GPPosteriorEngine.move_statistics` re-derives the posterior from the statistics
+#: after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one moves (their rounding, downdates
+#: included, is then reset; with ``|S|`` the re-derivation's ``O(|S|^3 + n^2 |S|)`` costs
+#: at most about one move's ``O(n^2)`` amortised).
+MOVE_REFRESH_EVERY = 64
+
 #: The two representations (and ``"auto"``, which picks by ``n`` and ``T``).
 REPRESENTATIONS = ("auto", "arms", "played")
 
@@ -307,9 +313,11 @@ class GPPosteriorEngine:
         self.t = 0
         self.info_gain = 0.0
         self._since_refresh = 0
+        self._moves = 0  # rank-one moves of move_statistics since the last re-derivation
         self._std: np.ndarray | None = None
         self._batch: EngineBatch | None = None
         self._mean_blocks = _column_blocks(n, self.r)
+        self._scalar_arms = representation == "arms" and self.r == 1
         check_memory(owner, "n_outputs", self.r, 16.0 * n * self.r, "Use fewer reward sequences.")
         if representation == "arms":
             check_memory(
@@ -366,17 +374,19 @@ class GPPosteriorEngine:
     def variance(self) -> np.ndarray:
         """Posterior variances ``sigma_t^2`` at every arm (clipped at 0), shape (n,)."""
         if self.representation == "arms":
-            return np.maximum(np.diagonal(self.cov), 0.0)
+            return np.maximum(self.cov.diagonal(), 0.0)
         return np.maximum(self._var, 0.0)
 
     def std(self) -> np.ndarray:
         """Posterior standard deviations ``sigma_t`` at every arm, shape (n,) (read-only;
         cached until the next observation)."""
-        if self._std is None:
-            sd = np.sqrt(self.variance())
-            sd.setflags(write=False)
+        sd = self._std
+        if sd is None:
+            sd = self.variance()
+            np.sqrt(sd, out=sd)
+            sd.flags.writeable = False
             self._std = sd
-        return self._std
+        return sd
 
     @property
     def played(self) -> np.ndarray:
@@ -451,6 +461,13 @@ class GPPosteriorEngine:
         if self._batch is not None:  # a member of an EngineBatch: conditioned at its flush
             self._batch._put(self, arm, y, noise_var)
             return
+        if self._scalar_arms and isinstance(y, float):
+            if noise_var is None:
+                self._observe_scalar(arm, y, self.lam, 1.0)
+                return
+            if type(noise_var) is float and 0.0 < noise_var < math.inf:
+                self._observe_scalar(arm, y, noise_var, self.lam / noise_var)
+                return
         if noise_var is None:
             noise = self.lam
         elif isinstance(noise_var, numbers.Real) and noise_var == math.inf:
@@ -493,6 +510,32 @@ class GPPosteriorEngine:
         if self.representation == "played" and self._downdates >= PLAYED_RESTORE_EVERY:
             self._restore()
         self._tick()
+
+    def _observe_scalar(self, arm: int, y: float, noise: float, weight: float) -> None:
+        """:meth:`observe` of one reward with noise variance ``noise`` (``weight = lambda /
+        noise``) in the arm space, ``r = 1`` (every single run of GP-UCB and TGP-UCB, and
+        RCGP-UCB's weighted observations): the same arithmetic in the same order as the
+        general path, minus its dispatch (about half of a 100-arm round is Python
+        overhead). One column copy, one ``n``-vector update of the mean, one rank-one
+        ``dger`` of ``Sigma``."""
+        cov = self.cov
+        c = cov[:, arm].copy()
+        s_aa = float(c[arm])
+        denom = noise + s_aa
+        self.info_gain += 0.5 * math.log1p(max(s_aa, 0.0) / noise)
+        m = self.mean[:, 0]
+        m += c * ((y - m[arm]) / denom)
+        self.sums[arm, 0] += weight * y  # y itself when weight = 1 (exact in IEEE)
+        alpha = -1.0 / denom
+        for j0, j1 in self._cov_blocks:
+            blas.dger(alpha, c, c[j0:j1], a=cov[:, j0:j1], overwrite_a=1)
+        self.counts[arm] += 1
+        self.precision[arm] += weight
+        self._std = None
+        self.t += 1
+        self._since_refresh += 1
+        if self.refresh_every and self._since_refresh >= self.refresh_every:
+            self.refresh()
 
     def _tick(self) -> None:
         """Count the observation just conditioned on; refresh when one is due."""
@@ -590,10 +633,27 @@ class GPPosteriorEngine:
         A = self._KSS[:m, :m].copy()
         A[np.diag_indices(m)] += self._lambda_S()
         self._pending_lambda = None
-        self._L[:m, :m] = linalg.cholesky(A, lower=True, check_finite=False)
+        self._L[:m, :m] = self._cholesky(A)
         self._downdates = 0
         if fallback:
             self.refactorizations += 1
+
+    def _cholesky(self, A: np.ndarray) -> np.ndarray:
+        """Lower Cholesky factor of ``K_SS + Lambda`` or ``D^1/2 K_SS D^1/2 + lambda I``
+        (positive definite in exact arithmetic), or a ValueError naming ``lam`` when rounding
+        makes it indefinite: ``lambda`` below the rounding of ``K_SS`` (``~eps ||K_SS||``)
+        cannot regularise a numerically singular ``K_SS`` (close arms)."""
+        try:
+            return linalg.cholesky(A, lower=True, check_finite=False)
+        except np.linalg.LinAlgError as exc:
+            scale = float(np.max(np.abs(np.diagonal(A)))) if A.size else 0.0
+            raise ValueError(
+                f"GPPosteriorEngine: lam = {self.lam!r} is too small for an exact posterior "
+                f"here: the {A.shape[0]} x {A.shape[0]} matrix of the played arms plus lam "
+                f"is not numerically positive definite ({exc}); lam must stay well above "
+                f"the rounding of the kernel block (~1e-16 x {scale:.3g}), e.g. lam >= "
+                f"{max(1e-10 * scale, 1e-300):.1g}."
+            ) from exc
 
     def _restore(self) -> None:
         """``"played"``, every :data:`PLAYED_RESTORE_EVERY` downdates: ``L`` factored
@@ -656,7 +716,7 @@ class GPPosteriorEngine:
             KS = K[S, :]
         M = sq[:, None] * KSS * sq[None, :]
         M[np.diag_indices_from(M)] += self.lam
-        L = linalg.cholesky(M, lower=True, check_finite=False)
+        L = self._cholesky(M)
         V = linalg.solve_triangular(L, sq[:, None] * KS, lower=True, check_finite=False)
         z = linalg.solve_triangular(L, self.sums[S] / sq[:, None], lower=True, check_finite=False)
         mean = np.asfortranarray(V.T @ z)
@@ -720,7 +780,90 @@ class GPPosteriorEngine:
             )
         self._set_statistics("GPPosteriorEngine.set_statistics", precision, sums, counts)
 
+    def move_statistics(self, precision: Any, sums: Any, counts: Any = None) -> int:
+        """:meth:`set_statistics` by rank-one changes of the arms whose statistics moved.
+
+        The posterior is linear in the per-arm information: moving arm ``a`` from
+        ``(p_a, s_a)`` to ``(p_a + dp, s_a + ds)`` is, with ``c = Sigma[:, a]`` and
+        ``q = dp / lambda`` (Sherman–Morrison on ``Sigma = (K^{-1} + D / lambda)^{-1}`` and
+        ``mean = Sigma sums / lambda``)::
+
+            mean  <- mean + c (ds / lambda - q mean[a]) / (1 + q c[a])
+            Sigma <- Sigma - q c c^T / (1 + q c[a])
+            info_gain += (1/2) ln(1 + q c[a])            # matrix determinant lemma
+
+        (``dp = 0``: ``mean += c ds / lambda`` only, one ``O(n)`` pass; arms whose
+        statistics are unchanged cost nothing). So an agent whose data are re-weighted
+        every round but change at a few arms (RCGP-UCB's adaptive variant when its anchor
+        moves) pays ``O(k n^2)`` for ``k`` moved arms instead of a re-derivation,
+        ``O(|S|^3 + n^2 |S|)``. The re-derivation is still used when it is the cheaper or
+        the safer one: more than ``|S| / 4`` arms to move, an arm losing all or more than
+        half of its information (``1 + q c[a] < 1/2``: the downdate would cancel), the
+        ``"played"`` representation, or after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one
+        moves since the last re-derivation (their rounding is then reset; amortised
+        ``O(n^2 + |S|^2)`` a move, the order of a move itself). Same arguments and checks
+        as :meth:`set_statistics`; the posterior equals its to rounding (~1e-12, tested).
+        Returns the number of rank-one covariance moves made (0 after a re-derivation).
+        """
+        if self._batch is not None:
+            raise ValueError(
+                "GPPosteriorEngine.move_statistics: the engine is in an EngineBatch; release "
+                "the batch first."
+            )
+        owner = "GPPosteriorEngine.move_statistics"
+        return self._move_statistics(*self._check_statistics(owner, precision, sums, counts))
+
+    def _move_statistics(self, prec: np.ndarray, tot: np.ndarray, cnt: np.ndarray) -> int:
+        """:meth:`move_statistics` of statistics already checked (``tot`` of shape
+        ``(n, r)``): an agent that builds them itself skips the checks' cost."""
+        if self.representation != "arms":
+            self._apply_statistics(prec, tot, cnt)
+            return 0
+        old_p = self.precision
+        dp = prec - old_p
+        moved = np.flatnonzero(dp)
+        differ = (tot[:, 0] != self.sums[:, 0]) if self.r == 1 else np.any(tot != self.sums, 1)
+        shifted = np.flatnonzero(differ & (dp == 0))
+        k = moved.size
+        held = int(np.count_nonzero(prec))
+        if (
+            k > max(1, held // 4)
+            or self._moves + k > max(MOVE_REFRESH_EVERY, held)
+            or not prec[moved].all()
+        ):
+            self._apply_statistics(prec, tot, cnt)
+            return 0
+        lam = self.lam
+        cov, mean = self.cov, self.mean
+        if shifted.size:  # dp = 0: mean += Sigma[:, a] ds_a / lambda
+            ds = (tot[shifted] - self.sums[shifted]) / lam
+            mean += cov[:, shifted] @ ds
+            self.sums[shifted] = tot[shifted]
+        for a in moved.tolist():
+            c = cov[:, a].copy()
+            q = float(dp[a]) / lam
+            den = 1.0 + q * float(c[a])
+            if not den >= 0.5:  # losing more than half of a's information: re-derive
+                self._apply_statistics(prec, tot, cnt)
+                return 0
+            ds = (tot[a] - self.sums[a]) / lam
+            _rank1_update(mean, 1.0 / den, c, ds - q * mean[a], self._mean_blocks)
+            _rank1_update(cov, -q / den, c, c, self._cov_blocks)
+            self.info_gain += 0.5 * math.log(den)
+            self.sums[a] = tot[a]
+            self.precision[a] = prec[a]
+            self._moves += 1
+        self.counts[:] = cnt
+        self.t = int(cnt.sum())
+        self._std = None
+        return k
+
     def _set_statistics(self, owner: str, precision: Any, sums: Any, counts: Any) -> None:
+        self._apply_statistics(*self._check_statistics(owner, precision, sums, counts))
+
+    def _check_statistics(
+        self, owner: str, precision: Any, sums: Any, counts: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
         prec = np.asarray(precision, dtype=float)
         tot = np.asarray(sums, dtype=float).reshape(n, -1) if np.size(sums) == n * self.r else None
@@ -742,6 +885,10 @@ class GPPosteriorEngine:
                     f"{owner}: counts must be integers of shape ({n},), positive exactly "
                     "where precision is."
                 )
+        return prec, tot, cnt
+
+    def _apply_statistics(self, prec: np.ndarray, tot: np.ndarray, cnt: np.ndarray) -> None:
+        n = self.n
         S = np.flatnonzero(prec > 0)
         if self.representation == "played":  # refused before anything changes
             cap = self._G.shape[1]
@@ -805,6 +952,7 @@ class GPPosteriorEngine:
             self._refactor()
             self._last_column = None
         self._since_refresh = 0
+        self._moves = 0
         self._std = None
 
 

@@ -73,6 +73,18 @@ def pimq_weight_terms(
     return J, shift
 
 
+def _pimq_scalar(residual: float, L: float, c: float, sigma2: float) -> tuple[float, float]:
+    """:func:`pimq_weight_terms` of one residual in Python floats: the same operations in
+    the same order (IEEE doubles either way, so the same values), without the numpy calls
+    that cost more than the rest of an RCGP-UCB round."""
+    e = max(abs(residual) - L, 0.0)
+    q = e / c
+    J = 1.0 + q * q  # inf when q * q overflows, as in numpy
+    if not e > 0.0:
+        return J, 0.0
+    return J, -2.0 * sigma2 * math.copysign(1.0, residual) / (e + c * c / e)
+
+
 class PlateauRewards:
     """Each arm's rewards, arranged so the plateau sums of A2-RCGP cost no pass over ``t``.
 
@@ -324,9 +336,9 @@ class RCGPUCB(GPUCB):
     # ------------------------------------------------------------------ updates
     def _observe(self, arm: int, reward: float) -> None:
         # g = 0 (the prior mean): the weight is fixed once y is seen.
-        J, shift = pimq_weight_terms(np.array([reward]), self.L_, self.c_, self.lam_)
+        J, shift = _pimq_scalar(reward, self.L_, self.c_, self.lam_)
         # target y - m_w (m = 0), noise sigma^2 J (note §2)
-        self.engine_.observe(arm, reward - float(shift[0]), noise_var=self.lam_ * float(J[0]))
+        self.engine_.observe(arm, reward - shift, noise_var=self.lam_ * J)
 
 
 class RCGPUCBAdaptive(RCGPUCB):
@@ -339,9 +351,10 @@ class RCGPUCBAdaptive(RCGPUCB):
     - the **acquisition model** ``M_R``: centre ``g_R(x) = mu_A(x)`` (the anchor's mean),
       plateau ``L_R``; the UCB is computed on it.
 
-    ``g_R`` moves every round, so every weight of ``M_R`` changes and ``M_R`` is re-derived
-    each round from per-arm sufficient statistics, in place on one engine
-    (:meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics`; observation ``j`` at arm
+    ``g_R`` moves every round, so the weights of ``M_R``'s observations outside the plateau
+    change, and ``M_R`` follows its per-arm sufficient statistics on one engine
+    (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`: a rank-one move of each
+    arm whose statistics changed, a re-derivation when many did; observation ``j`` at arm
     ``a`` has noise ``sigma^2 J_j`` and target ``y_j - m_w,j``, module docstring)::
 
         precision_a = sum_j 1 / J_j,      sums_a = sum_j (y_j - m_w,j) / J_j
@@ -354,9 +367,13 @@ class RCGPUCBAdaptive(RCGPUCB):
 
     Cost per round: ``O(n^2)`` for the anchor's update, ``O(|S| log t)`` for the window
     searches, ``O(#outside + sqrt(t))`` vectorised for the individually weighted
-    observations, and the re-derivation ``O(|S|^3 + n^2 |S|)`` in BLAS (``|S| <= n``
-    distinct arms played): flat in ``t`` as long as ``#outside`` (observations whose
-    residual ``|y - g_R|`` exceeds ``L_R``) stays small. It does under frequency-limited
+    observations, and ``O(k n^2)`` for the ``k`` arms whose statistics moved (the arm just
+    played, the arms holding observations outside the plateau, the arms an observation
+    entered or left the plateau at), with a re-derivation ``O(|S|^3 + n^2 |S|)`` when
+    ``k > |S| / 4`` and after every ``max(64, |S|)`` moves (``|S| <= n`` distinct arms
+    played): flat in
+    ``t`` as long as ``#outside`` (observations whose residual ``|y - g_R|`` exceeds
+    ``L_R``) and the arms holding them stay few. It does under frequency-limited
     corruptions (``#outside <= T_c`` plus the rare noise excursions) and with the default
     ``L_R`` (a high-probability noise bound); it grows linearly in ``t`` (at the rate
     ``P(|y - g_R| > L_R)``) when ``L_R`` is set below the noise level, or under heavy
@@ -418,8 +435,8 @@ class RCGPUCBAdaptive(RCGPUCB):
         # the anchor lags one observation: it gets the previous one now (centre 0, L_A)
         if self._last is not None:
             a0, y0 = self._last
-            J, sh = pimq_weight_terms(np.array([y0]), self.L_anchor_, self.c_, lam)
-            self.anchor_.observe(a0, y0 - float(sh[0]), noise_var=lam * float(J[0]))
+            J, sh = _pimq_scalar(y0, self.L_anchor_, self.c_, lam)
+            self.anchor_.observe(a0, y0 - sh, noise_var=lam * J)
         self._last = (arm, reward)
         rw = self._rewards
         rw.add(arm, reward)
@@ -432,4 +449,5 @@ class RCGPUCBAdaptive(RCGPUCB):
         prec = cnt_in + np.bincount(arms, weights=w, minlength=n)
         sums = sum_in + np.bincount(arms, weights=(ys - sh) * w, minlength=n)
         counts = np.where(prec > 0, rw.count, 0)
-        self.engine_.set_statistics(prec, sums, counts=counts)
+        # valid by construction (finite, prec >= 0, sums 0 where prec is): no re-checks
+        self.engine_._move_statistics(prec, sums[:, None], counts)
