@@ -52,6 +52,7 @@ from hbo_envs.harness.compare import (
     compare_trajectory,
     fork_limit,
 )
+from hbo_envs.harness.tuning import TUNING_SEED_BASE
 from hbo_envs.leaderboard.sandbox import (
     AgentProcess,
     SandboxError,
@@ -463,10 +464,10 @@ def record_status(
 @dataclass
 class HiddenDraw:
     """The hidden seeds of one verification, drawn from the OS's secret entropy
-    (:mod:`secrets`) at verification time: env seeds (63-bit, outside the public seeds)
-    and, independently, the agent's seed for each (so the agent cannot recover the env's
-    seed from its own); ``stages`` their split into the first and the confirming draw;
-    ``results`` the verifier's ``R_T`` per env, aligned with ``seeds``."""
+    (:mod:`secrets`) at verification time: env seeds (below the tuning seeds, 2**40,
+    outside the public seeds) and, independently, the agent's seed for each (so the agent
+    cannot recover the env's seed from its own); ``stages`` their split into the first and
+    the confirming draw; ``results`` the verifier's ``R_T`` per env, aligned with ``seeds``."""
 
     seeds: list[int] = field(default_factory=list)
     agent_seeds: list[int] = field(default_factory=list)
@@ -478,7 +479,9 @@ class HiddenDraw:
         public = set(suite.seeds)
         seeds: list[int] = []
         while len(seeds) < m:
-            s = secrets.randbits(63)
+            # below the tuning seeds (hbo_envs.harness.tuning): no hidden instance is ever a
+            # tuning instance, and 2**40 values leave nothing to memorize
+            s = secrets.randbelow(TUNING_SEED_BASE)
             if s not in public and s not in seeds and s not in self.seeds:
                 seeds.append(s)
         agent = [secrets.randbits(32) for _ in seeds]
