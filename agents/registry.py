@@ -20,6 +20,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from agents.configs import config_params
 from hbo_envs.validation import param_error
 
 __all__ = ["AGENT_SPECS", "AgentEntry", "available", "make", "register", "resolve"]
@@ -147,10 +148,14 @@ def resolve(name: str) -> type:
     return getattr(importlib.import_module(module), attr)
 
 
-def make(name: str, **params: Any) -> Any:
+def make(name: str, config: str = "paper", **params: Any) -> Any:
     """Build the agent registered under ``name`` with hyperparameters ``params``.
 
-    Parameters are only stored here; they are validated when the agent is reset on a
-    problem (an unknown keyword fails immediately with ``TypeError``).
+    ``config`` is ``"paper"`` (the published configuration: the defaults) or ``"tuned"``
+    (the stored choice of the tuning protocol, :mod:`agents.configs`); ``params`` given
+    here override the configuration's. Parameters are only stored here; they are
+    validated when the agent is reset on a problem (an unknown keyword fails immediately
+    with ``TypeError``).
     """
-    return resolve(name)(**params)
+    cls = resolve(name)
+    return cls(**{**config_params(name, config), **params})

@@ -12,14 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import agents
 from hbo_envs.harness import tuning
 from hbo_envs.harness.tuning import (
     FAMILIES,
     MAX_POINTS,
     SEARCH_SPACES,
     TUNING_SEED_BASE,
+    GridSpace,
     SearchSpace,
     TuningFamily,
+    space_from_dict,
     tune,
     tuning_seeds,
 )
@@ -46,10 +49,72 @@ def test_bad_search_spaces_are_refused(param, values, allowed) -> None:
     assert allowed in str(e.value) and "Got" in str(e.value)
 
 
+_B = SearchSpace("beta", (0.5, 1.0, 2.0, 4.0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param", "allowed"),
+    [
+        ({"axes": ()}, "axes", "non-empty sequence of SearchSpace"),
+        ({"axes": (_B, "x")}, "axes", "non-empty sequence of SearchSpace"),
+        ({"axes": (_B, SearchSpace("ell", (1, 2, 3, 4, 5)))}, "axes", "at most 16 points"),
+        ({"axes": (_B, SearchSpace("beta", (1.0,)))}, "axes", "distinct parameters"),
+        ({"axes": (_B, SearchSpace("c", (1.0,), ("beta",)))}, "axes", "distinct parameters"),
+        ({"axes": (_B, SearchSpace("ell", (1.5,))), "integer": ("ell",)}, "integer", "positive"),
+        ({"axes": (_B,), "integer": ("ell",)}, "integer", "positive integers"),
+    ],
+)
+def test_bad_grids_are_refused(kwargs, param, allowed) -> None:
+    with pytest.raises(ValueError, match=f"'{param}' parameter of GridSpace must be") as e:
+        GridSpace(**kwargs)
+    assert allowed in str(e.value)
+
+
+def test_tied_parameters_and_grids() -> None:
+    with pytest.raises(ValueError, match="'tied' parameter of SearchSpace"):
+        SearchSpace("beta", (1.0,), ("beta",))
+    with pytest.raises(ValueError, match="'tied' parameter of SearchSpace"):
+        SearchSpace("beta", (1.0,), "beta_slow")
+    tied = SearchSpace("beta_fast", (1.0, 2.0), ("beta_slow",))
+    assert tied.points() == [
+        {"beta_fast": 1.0, "beta_slow": 1.0},
+        {"beta_fast": 2.0, "beta_slow": 2.0},
+    ]
+    g = GridSpace((_B, SearchSpace("ell", (3, 5))), integer=("ell",))
+    pts = g.points()
+    assert len(pts) == 8 and pts[:2] == [{"beta": 0.5, "ell": 3}, {"beta": 0.5, "ell": 5}]
+    assert all(type(p["ell"]) is int for p in pts)
+    for space in (tied, g, _B):
+        assert space_from_dict(json.loads(json.dumps(space.to_dict()))) == space
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [
+        ({"seed_base": 0}, "seed_base"),
+        ({"seed_base": 2**31 - 1}, "seed_base"),  # a hidden leaderboard seed
+        ({"seed_base": TUNING_SEED_BASE - 1}, "seed_base"),
+        ({"seed_base": 1.5e12}, "seed_base"),
+        ({"seeds": 0}, "seeds"),
+        ({"horizon": 0}, "horizon"),
+        ({"envs": ()}, "envs"),
+    ],
+)
+def test_a_family_reaching_the_test_seeds_is_refused(kwargs, param) -> None:
+    base = {"name": "f", "envs": (("hbo/GPBandit-v0", {"redraw": True}),), "horizon": 10}
+    with pytest.raises(ValueError, match=f"'{param}' parameter of TuningFamily must be"):
+        TuningFamily(**(base | kwargs))
+    ok = TuningFamily(**base, seed_base=TUNING_SEED_BASE + 7, seeds=2)
+    assert ok.seed_list() == [TUNING_SEED_BASE + 7, TUNING_SEED_BASE + 8]
+
+
 def test_declared_spaces_are_valid_and_small() -> None:
     for name, space in SEARCH_SPACES.items():
-        assert 1 <= len(space.values) <= MAX_POINTS, name
-        assert all(math.isfinite(v) and v >= 0 for v in space.values)
+        pts = space.points()
+        assert 1 <= len(pts) <= MAX_POINTS, name
+        assert all(math.isfinite(v) and v >= 0 for p in pts for v in p.values())
+        agent = agents.make(name, **pts[-1])  # every declared name is a keyword of the agent
+        assert all(getattr(agent, k) == v for k, v in pts[-1].items()), name
     with pytest.raises(ValueError, match="'space'"):
         tuning.default_space("random")  # uniform play has nothing to tune
     with pytest.raises(ValueError, match="'family'"):
@@ -66,6 +131,12 @@ def test_tuning_seeds_share_nothing_with_any_test_instance() -> None:
 
     tune_seeds = set(tuning_seeds(1000))
     assert min(tune_seeds) == TUNING_SEED_BASE
+    # ... and the stored evidence of every tuned configuration used only such seeds
+    from agents.configs import tuned_agents, tuned_record
+
+    stored = {s for name in tuned_agents() for s in tuned_record(name)["seeds"]}
+    assert stored and stored <= tune_seeds
+    tune_seeds |= stored
     for e in EXPERIMENTS.values():
         assert not tune_seeds & set(range(max(e.seeds, e.quick_seeds))), e.name
     from pathlib import Path
@@ -164,3 +235,43 @@ def test_cli_writes_the_evidence_and_tunes_a_third_party_agent(tmp_path, capsys)
     assert main(["tune", "gp-ucb", "--family", "tails", "--values", "1,2"]) == 2
     assert main(["tune", "gp-ucb", "--family", "tails", "--param", "beta", "--values", "1,x"]) == 2
     assert "'--values'" in capsys.readouterr().err
+
+
+def _stored_runs(rec: dict, params: dict, seed: int) -> list[tuple[str, str, int, float, float]]:
+    (g,) = [g for g in rec["grid"] if g["params"] == params]
+    return sorted(
+        (
+            r["env_id"],
+            json.dumps(r["env_kwargs"], sort_keys=True),
+            r["seed"],
+            r["R_T"],
+            r["uniform_R_T"],
+        )
+        for r in g["runs"]
+        if r["seed"] == seed
+    )
+
+
+def test_the_command_reproduces_the_stored_records(tmp_path) -> None:
+    """Smoke size: the chosen point on the first tuning seed, at the stored horizon, gives
+    the stored per-instance R_T to the last bit (the CLI for a one-parameter space, the
+    Python API for a grid). The full command is ``hbo-bench tune AGENT --family tails
+    --out agents/configs/tuned/AGENT.json`` (docs/agents.md)."""
+    from agents.configs import tuned_record
+    from hbo_envs.cli import main
+
+    rec = tuned_record("gp-ucb")
+    (beta,) = rec["chosen"].values()
+    out = tmp_path / "gp.json"
+    argv = ["tune", "gp-ucb", "--family", rec["family"], "--param", "beta"]
+    assert main([*argv, "--values", repr(beta), "--seeds", "1", "--out", str(out)]) == 0
+    new = json.loads(out.read_text())
+    assert new["horizon"] == rec["horizon"] and new["seeds"] == rec["seeds"][:1]
+    seed = rec["seeds"][0]
+    assert len(_stored_runs(rec, rec["chosen"], seed)) == len(rec["envs"]) == 4
+    assert _stored_runs(new, rec["chosen"], seed) == _stored_runs(rec, rec["chosen"], seed)
+
+    rec = tuned_record("tgp-ucb")
+    axes = tuple(SearchSpace(k, (v,)) for k, v in rec["chosen"].items())
+    new = tune("tgp-ucb", rec["family"], space=GridSpace(axes), seeds=1)
+    assert _stored_runs(new, rec["chosen"], seed) == _stored_runs(rec, rec["chosen"], seed)

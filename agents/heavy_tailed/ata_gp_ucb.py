@@ -394,6 +394,9 @@ class _ATAGPUCB(GPUCBAgent):
         # t^{(1-alpha)/(2(1+alpha))}: the growth of b_t and beta_t (Lemma 1, Thm. 4).
         self.t_exp_ = (1.0 - alpha) / (2.0 * (1.0 + alpha))
         self.b_ = Schedule.resolve(self._owner, "b", self.b, self._default_b)
+        self.truncation_scale_ = check_real(
+            self._owner, "truncation_scale", self.truncation_scale, 0.0, None, "neither"
+        )
         self.beta_ = self._make_beta()
         self.rewards_ = ArmRewards(int(problem.n))
         if kdiag is None:
@@ -467,6 +470,10 @@ class ATAGPUCBQFF(_ATAGPUCB):
         :data:`ATA_LAM_RANGE` ``= [1e-100, 1e100]``.
     b : None, float or callable
         Override of the truncation level ``b_t``.
+    truncation_scale : float
+        Positive multiplier ``c`` of the level only: coordinates beyond ``c b_t`` (times
+        the copies' scale) are truncated (default 1.0, Alg. 2 as printed; the width keeps
+        ``b_t``). The ``tuned`` configuration searches it (issue 35, ``agents.configs``).
     mbar : None or int
         Gauss–Hermite nodes per dimension. ``None`` (default): the paper's settings, 32 in
         1-D (§6, "m = 32 features") and 16 in 2-D (§6, light sensors: "m = 16^2 = 256");
@@ -527,6 +534,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
         delta: float = 0.1,
         beta: Any = None,
         b: Any = None,
+        truncation_scale: float = 1.0,
         mbar: int | None = None,
         max_bytes: int = QFF_MAX_BYTES,
         m: int | None = None,
@@ -534,6 +542,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.b = b
+        self.truncation_scale = truncation_scale
         self.mbar = mbar
         self.max_bytes = max_bytes
         self.m = m
@@ -645,7 +654,7 @@ class ATAGPUCBQFF(_ATAGPUCB):
     def _refit(self, arm: int) -> None:
         f = self.Fr_[:, arm]
         self.Gr_ += np.outer(f, f)  # Alg. 2 line 3: V~_t = Phi~^T Phi~ + lambda I
-        level = self.b_(self.t_) * self.level_scale_
+        level = self.truncation_scale_ * self.b_(self.t_) * self.level_scale_
         self.mean_, w2 = truncated_estimate(
             self.Q_, self.Fr_, self.Gr_, self.lam_, level, self.rewards_
         )
@@ -683,6 +692,10 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         :data:`ATA_LAM_RANGE` ``= [1e-100, 1e100]``.
     b : None, float or callable
         Override of the truncation level ``b_t``.
+    truncation_scale : float
+        Positive multiplier ``c`` of the level only: coordinates beyond ``c b_t`` (times
+        the copies' scale) are truncated (default 1.0, Alg. 2 as printed; the width keeps
+        ``b_t``). The ``tuned`` configuration searches it (issue 35, ``agents.configs``).
     eps : float
         Accuracy ``eps in [1e-100, 1)`` of the dictionary (default 0.1, the paper's
         experiments; :data:`ATA_MIN_EPS` keeps ``q ~ 1/eps^2`` finite).
@@ -727,12 +740,14 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         delta: float = 0.1,
         beta: Any = None,
         b: Any = None,
+        truncation_scale: float = 1.0,
         eps: float = 0.1,
         q: float | None = None,
         dictionary: Callable[[int, np.ndarray], Any] | None = None,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.b = b
+        self.truncation_scale = truncation_scale
         self.eps = eps
         self.q = q
         self.dictionary = dictionary
@@ -883,7 +898,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             # The c_a identical directions of arm a reduce to one with level sqrt(c_a) b_t.
             self.level_scale_ = np.sqrt(c.astype(float))
         self.dictionary_sizes_.append(self.m_)
-        level = self.b_(self.t_) * self.level_scale_
+        level = self.truncation_scale_ * self.b_(self.t_) * self.level_scale_
         self.mean_, w2 = truncated_estimate(
             self.Q_, self.Fr_, self.Gr_, self.lam_, level, self.rewards_
         )

@@ -69,6 +69,10 @@ class CATGPUCB(GPUCBAgent):
     h_scale : float or None
         Scale of the line-7 threshold (default: ``v^{1/(1+eps)}`` in the experiment set,
         1 in the theory set, as printed).
+    truncation_scale : float
+        Positive multiplier of that threshold, ``|b_t y_t| <= truncation_scale * h_scale *
+        h(x_t)`` (default 1.0: line 7 as above); the ``tuned`` configuration searches it
+        (issue 35, ``agents.configs``).
 
     Attributes
     ----------
@@ -90,10 +94,12 @@ class CATGPUCB(GPUCBAgent):
         beta: Any = None,
         epsilon: float | None = None,
         h_scale: float | None = None,
+        truncation_scale: float = 1.0,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.epsilon = epsilon
         self.h_scale = h_scale
+        self.truncation_scale = truncation_scale
 
     def _setup(self, problem: Any) -> None:
         eps = problem.alpha if self.epsilon is None else self.epsilon
@@ -110,7 +116,9 @@ class CATGPUCB(GPUCBAgent):
                 if experiment
                 else 1.0
             )
-        self.h_scale_ = float(h_scale)
+        self.h_scale_ = float(h_scale) * check_real(
+            self._owner, "truncation_scale", self.truncation_scale, 0.0, None, "neither"
+        )
         self.beta_ = self._make_beta()
         self.truncated_: list[bool] = []
 

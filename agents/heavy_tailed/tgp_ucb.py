@@ -7,6 +7,7 @@ from typing import Any
 
 from agents.gp.base import GPUCBAgent
 from agents.schedules import Schedule, experiment_width
+from hbo_envs.validation import check_real
 
 __all__ = ["TGPUCB"]
 
@@ -39,6 +40,10 @@ class TGPUCB(GPUCBAgent):
     b : None, float or callable
         Override of the truncation level ``b_t``; the Fig. 1f demo's level is
         ``b=lambda t: t ** 0.25`` (with ``beta=lambda t: np.log(t)``).
+    truncation_scale : float
+        Positive multiplier ``c`` of the truncation level only: ``y^_t = y_t 1{|y_t| <=
+        c b_t}`` (the width ``beta_t`` keeps its ``b_t``). Default 1.0 is Alg. 1 as
+        printed; the ``tuned`` configuration searches it (issue 35, ``agents.configs``).
 
     Attributes
     ----------
@@ -59,9 +64,11 @@ class TGPUCB(GPUCBAgent):
         delta: float = 0.1,
         beta: Any = None,
         b: Any = None,
+        truncation_scale: float = 1.0,
     ) -> None:
         super().__init__(schedule=schedule, lam=lam, delta=delta, beta=beta)
         self.b = b
+        self.truncation_scale = truncation_scale
 
     def _setup(self, problem: Any) -> None:
         alpha = float(problem.alpha)
@@ -75,6 +82,9 @@ class TGPUCB(GPUCBAgent):
         if self.beta is None:
             self.B_ = self._constant(problem, "sup_f" if self.schedule_ == "experiment" else "B")
         self.b_ = Schedule.resolve(self._owner, "b", self.b, self._default_b)
+        self.truncation_scale_ = check_real(
+            self._owner, "truncation_scale", self.truncation_scale, 0.0, None, "neither"
+        )
         self.beta_ = self._make_beta()
         self.truncated_: list[bool] = []
 
@@ -94,8 +104,8 @@ class TGPUCB(GPUCBAgent):
         ) * (1.0 + 2.0 * math.sqrt(self.engine_.info_gain + math.log(1.0 / self.delta_)))
 
     def _observe(self, arm: int, reward: float) -> None:
-        # Alg. 1, truncation step: y^_t = y_t 1{|y_t| <= b_t}.
-        keep = abs(reward) <= self.b_(self.t_)
+        # Alg. 1, truncation step: y^_t = y_t 1{|y_t| <= b_t} (b_t times truncation_scale).
+        keep = abs(reward) <= self.truncation_scale_ * self.b_(self.t_)
         self.truncated_.append(not keep)
         # Alg. 1, update step: mu^_t = k_t^T (K_t + lambda I)^{-1} Y^_t.
         self.engine_.observe(arm, reward if keep else 0.0)

@@ -23,6 +23,7 @@ space (``space=SearchSpace("param", (v1, v2, ...))`` or the CLI's ``--param`` an
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -39,6 +40,7 @@ from hbo_envs.validation import check_int, param_error
 
 __all__ = [
     "FAMILIES",
+    "GridSpace",
     "MAX_POINTS",
     "SEARCH_SPACES",
     "TUNING_SEED_BASE",
@@ -47,6 +49,7 @@ __all__ = [
     "default_space",
     "evidence_path",
     "run",
+    "space_from_dict",
     "tune",
     "tuning_seeds",
     "write_evidence",
@@ -65,15 +68,31 @@ MAX_TUNING_SEEDS = 1000
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """One parameter and its candidate values (finite, non-negative, at most 16, distinct)."""
+    """One parameter and its candidate values (finite, non-negative, at most 16, distinct).
+
+    ``tied`` names further keyword arguments that take the same value at every point (one
+    constant width for an agent with several width schedules, such as Fast-Slow GP-UCB's
+    ``beta_fast``, ``beta_slow`` and ``beta_fallback``).
+    """
 
     param: str
     values: tuple[float, ...]
+    tied: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         owner = "SearchSpace"
         if not (isinstance(self.param, str) and self.param.isidentifier()):
             raise param_error(owner, "param", "a keyword-argument name of the agent", self.param)
+        tied = self.tied
+        if isinstance(tied, str) or not isinstance(tied, Sequence):
+            raise param_error(owner, "tied", "a sequence of keyword-argument names", tied)
+        if not all(isinstance(t, str) and t.isidentifier() for t in tied) or len(
+            {self.param, *tied}
+        ) != 1 + len(tied):
+            raise param_error(
+                owner, "tied", "distinct keyword-argument names other than param", tied
+            )
+        object.__setattr__(self, "tied", tuple(tied))
         vals = self.values
         if isinstance(vals, str | bytes) or not isinstance(vals, Sequence):
             raise param_error(owner, "values", f"a sequence of 1 to {MAX_POINTS} numbers", vals)
@@ -96,37 +115,132 @@ class SearchSpace:
 
     def points(self) -> list[dict[str, float]]:
         """The grid: one parameter dict per value, in the declared order."""
-        return [{self.param: v} for v in self.values]
+        return [dict.fromkeys((self.param, *self.tied), v) for v in self.values]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The space as it is stored in an evidence record (:func:`space_from_dict`)."""
+        out: dict[str, Any] = {"param": self.param, "values": list(self.values)}
+        if self.tied:
+            out["tied"] = list(self.tied)
+        return out
+
+
+@dataclass(frozen=True)
+class GridSpace:
+    """The product of several one-parameter spaces (at most 16 points in all).
+
+    >>> g = GridSpace((SearchSpace("beta", (0.5, 1.0)), SearchSpace("ell", (3, 5))))
+    >>> len(g.points()), g.points()[1]
+    (4, {'beta': 0.5, 'ell': 5.0})
+    """
+
+    axes: tuple[SearchSpace, ...]
+    integer: tuple[str, ...] = ()
+    """Parameters passed as ``int`` (a block count), not ``float``."""
+
+    def __post_init__(self) -> None:
+        owner = "GridSpace"
+        axes = self.axes
+        if (
+            isinstance(axes, str)
+            or not isinstance(axes, Sequence)
+            or not axes
+            or not all(isinstance(a, SearchSpace) for a in axes)
+        ):
+            raise param_error(owner, "axes", "a non-empty sequence of SearchSpace", axes)
+        names = [n for a in axes for n in (a.param, *a.tied)]
+        if len(set(names)) != len(names):
+            raise param_error(owner, "axes", "axes naming distinct parameters", names)
+        size = math.prod(len(a.values) for a in axes)
+        if size > MAX_POINTS:
+            raise param_error(
+                owner, "axes", f"at most {MAX_POINTS} points in all (a bounded space)", size
+            )
+        for name in self.integer:
+            (axis,) = [a for a in axes if a.param == name] or [None]
+            if axis is None or any(v != int(v) or v < 1 for v in axis.values):
+                raise param_error(
+                    owner, "integer", "axes whose values are positive integers", self.integer
+                )
+        object.__setattr__(self, "axes", tuple(axes))
+        object.__setattr__(self, "integer", tuple(self.integer))
+
+    @property
+    def values(self) -> tuple[tuple[float, ...], ...]:
+        """The points' value tuples, in grid order."""
+        return tuple(itertools.product(*(a.values for a in self.axes)))
+
+    def points(self) -> list[dict[str, float]]:
+        """Every combination, the first axis varying slowest."""
+        out = []
+        for combo in itertools.product(*(a.points() for a in self.axes)):
+            point: dict[str, Any] = {}
+            for part in combo:
+                point.update(part)
+            for name in self.integer:
+                point[name] = int(point[name])
+            out.append(point)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The space as it is stored in an evidence record (:func:`space_from_dict`)."""
+        return {"axes": [a.to_dict() for a in self.axes], "integer": list(self.integer)}
+
+
+def space_from_dict(data: Mapping[str, Any]) -> SearchSpace | GridSpace:
+    """The space of an evidence record (the inverse of ``to_dict``)."""
+    if not isinstance(data, Mapping):
+        raise param_error("space_from_dict", "data", "a mapping from to_dict()", data)
+    if "axes" in data:
+        return GridSpace(
+            tuple(space_from_dict(a) for a in data["axes"]),  # type: ignore[misc]
+            tuple(data.get("integer", ())),
+        )
+    return SearchSpace(data["param"], tuple(data["values"]), tuple(data.get("tied", ())))
 
 
 # GP-UCB on `tails` chose the smallest of (0.25 .. 6) when it was the lower edge: the space
 # reaches down to 0.05 so that the choice is inside it.
-_BETA = SearchSpace("beta", (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0))
+_BETA_VALUES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0)
+_BETA = SearchSpace("beta", _BETA_VALUES)
 _WIDTH = SearchSpace("width_scale", (0.01, 0.03, 0.1, 0.3, 1.0))
+# Agents with a second knob search 4 widths x 4 values of it (16 points). The widths are
+# those around GP-UCB's and TGP-UCB's choices on `tails` (0.25; 0.05 never won).
+_BETA4 = SearchSpace("beta", (0.1, 0.25, 0.5, 1.0))
+# the truncation level times 0.3 .. 10 (1 = the paper's level). A first search over
+# (0.1, 0.3, 1) chose 1, its upper edge, for TGP-UCB (median regret shares 0.73-0.87 at
+# 0.1, 0.01-0.02 at 1), so the scale reaches up to 10, where truncation rarely fires.
+_TRUNC = GridSpace((_BETA4, SearchSpace("truncation_scale", (0.3, 1.0, 3.0, 10.0))))
+# MoM's block count ell (paper's experiment set: ceil(ln(2T/delta')) = 10 at T = 1000)
+_MOM = GridSpace((_BETA4, SearchSpace("ell", (1, 3, 5, 10))), integer=("ell",))
 
-SEARCH_SPACES: dict[str, SearchSpace] = {
-    # a constant beta_t = beta for every GP-UCB-type agent (their `beta` override)
+SEARCH_SPACES: dict[str, SearchSpace | GridSpace] = {
+    # a constant beta_t = beta (their `beta` override)
     **{
         name: _BETA
         for name in (
             "gp-ucb",
-            "tgp-ucb",
-            "ca-tgp-ucb",
-            "mom-gp-ucb",
-            "ata-gp-ucb-qff",
-            "ata-gp-ucb-nystrom",
+            "gp-ucb-corruption",
+            "fast-slow-gp-ucb-unknown",
+            "rcgp-ucb",
+            "rcgp-ucb-adaptive",
+            "ec-gp-ucb",
+            "outlier-gp-ucb",
         )
     },
+    "fast-slow-gp-ucb": SearchSpace("beta_fast", _BETA_VALUES, ("beta_slow", "beta_fallback")),
+    # a constant beta and the truncation level's scale
+    **{name: _TRUNC for name in ("tgp-ucb", "ca-tgp-ucb", "ata-gp-ucb-qff", "ata-gp-ucb-nystrom")},
+    # a constant beta and the block count
+    "mom-gp-ucb": _MOM,
     # a multiplier on the per-arm Robust UCB width
     "robust-ucb-trunc": _WIDTH,
     "robust-ucb-mom": _WIDTH,
 }
-"""The declared space of each reference agent that has one (this first part of item 1
-covers the width only; the truncation scale of TGP/CA-TGP/ATA and MoM's block count are
-left to the next part)."""
+"""The declared space of every reference agent (uniform play has nothing to tune)."""
 
 
-def default_space(agent: str) -> SearchSpace:
+def default_space(agent: str) -> SearchSpace | GridSpace:
     """The declared space of a reference agent, or a clear error."""
     if agent not in SEARCH_SPACES:
         raise param_error(
@@ -142,19 +256,51 @@ def default_space(agent: str) -> SearchSpace:
 
 @dataclass(frozen=True)
 class TuningFamily:
-    """Envs whose objective is redrawn at every reset, tuned on seeds no test uses."""
+    """Envs whose objective is redrawn at every reset, tuned on seeds no test uses.
+
+    The family runs seeds ``seed_base + i`` (``i < seeds``); ``seed_base`` below
+    :data:`TUNING_SEED_BASE` would reach the test seeds and is refused here.
+    """
 
     name: str
     envs: tuple[tuple[str, Mapping[str, Any]], ...]
     horizon: int
     seeds: int = 8
     doc: str = ""
+    seed_base: int = TUNING_SEED_BASE
+
+    def __post_init__(self) -> None:
+        owner = "TuningFamily"
+        if not (isinstance(self.name, str) and self.name):
+            raise param_error(owner, "name", "a non-empty string", self.name)
+        if not self.envs or not all(
+            isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) for e in self.envs
+        ):
+            raise param_error(owner, "envs", "a non-empty tuple of (env_id, kwargs)", self.envs)
+        check_int(owner, "horizon", self.horizon, 1, 10**7)
+        check_int(owner, "seeds", self.seeds, 1, MAX_TUNING_SEEDS)
+        if isinstance(self.seed_base, bool) or not isinstance(self.seed_base, int):
+            raise param_error(owner, "seed_base", "an integer", self.seed_base)
+        if self.seed_base < TUNING_SEED_BASE:
+            raise param_error(
+                owner,
+                "seed_base",
+                f"at least 2**40 = {TUNING_SEED_BASE} (smaller seeds overlap the test seeds "
+                "of the archive, 0 .. n-1, and of the leaderboards, below 2**31)",
+                self.seed_base,
+            )
+
+    def seed_list(self, n: int | None = None) -> list[int]:
+        """The first ``n`` (default ``seeds``) tuning seeds of the family."""
+        return tuning_seeds(self.seeds if n is None else n, self.seed_base)
 
 
-def tuning_seeds(n: int) -> list[int]:
-    """``TUNING_SEED_BASE + i`` for ``i < n``."""
+def tuning_seeds(n: int, base: int = TUNING_SEED_BASE) -> list[int]:
+    """``base + i`` for ``i < n`` (``base`` defaults to :data:`TUNING_SEED_BASE`)."""
     n = check_int("tuning_seeds", "n", n, 1, MAX_TUNING_SEEDS)
-    return [TUNING_SEED_BASE + i for i in range(n)]
+    if base < TUNING_SEED_BASE:
+        raise param_error("tuning_seeds", "base", f"at least 2**40 = {TUNING_SEED_BASE}", base)
+    return [base + i for i in range(n)]
 
 
 def _tails_env(channel: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -197,7 +343,7 @@ def tune(
     agent: str,
     family: str | TuningFamily,
     *,
-    space: SearchSpace | None = None,
+    space: SearchSpace | GridSpace | None = None,
     seeds: int | None = None,
     horizon: int | None = None,
     workers: int | None = 1,
@@ -215,10 +361,10 @@ def tune(
         family = FAMILIES[family]
     if space is None:
         space = default_space(agent)
-    if not isinstance(space, SearchSpace):
-        raise param_error("tune", "space", "a SearchSpace", space)
+    if not isinstance(space, SearchSpace | GridSpace):
+        raise param_error("tune", "space", "a SearchSpace or GridSpace", space)
     T = family.horizon if horizon is None else check_int("tune", "horizon", horizon, 1, 10**7)
-    seed_list = tuning_seeds(family.seeds if seeds is None else seeds)
+    seed_list = family.seed_list(seeds)
     instances = [(env_id, dict(kw), s) for env_id, kw in family.envs for s in seed_list]
     uniform = {
         (e, json.dumps(kw, sort_keys=True), s): _uniform_regret(e, kw, s, T)
@@ -241,6 +387,8 @@ def tune(
             final = df[df["t"] == T].set_index("seed")["regret"]
             for s in seed_list:
                 r = float(final.loc[s])
+                if not math.isfinite(r):
+                    raise ValueError(f"{agent} at {point} gave R_T = {r} on {env_id}, seed {s}.")
                 u = uniform[(env_id, json.dumps(kw, sort_keys=True), s)]
                 per.append(
                     {"env_id": env_id, "env_kwargs": kw, "seed": s, "R_T": r, "uniform_R_T": u}
@@ -254,8 +402,9 @@ def tune(
         "family_doc": family.doc,
         "protocol": "argmin over the space of median_{(env, seed)} R_T / (T (f* - mean f)); "
         "first point wins ties",
-        "space": {"param": space.param, "values": list(space.values)},
+        "space": space.to_dict(),
         "horizon": T,
+        "envs": [[e, dict(kw)] for e, kw in family.envs],
         "seeds": seed_list,
         "grid": grid,
         "chosen": grid[best]["params"],
