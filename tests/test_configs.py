@@ -201,3 +201,28 @@ def test_the_docs_table_of_tuned_choices_is_generated_from_the_records() -> None
         (row,) = [r for r in table.splitlines() if r.startswith(f"| {name} |")]
         rec = tuned_record(name)
         assert f"{rec['chosen'][next(iter(rec['chosen']))]:g}" in row
+
+
+def test_edge_choices_are_flagged() -> None:
+    from agents.configs import edge_params
+
+    rec = {
+        "space": {
+            "axes": [
+                {"param": "beta", "values": [0.1, 0.5, 1.0]},
+                {"param": "ell", "values": [1, 3, 5]},
+            ]
+        },
+        "chosen": {"beta": 0.5, "ell": 1},
+    }
+    assert edge_params(rec) == ["ell"]
+    tied = {
+        "space": {"param": "b", "values": [1.0, 2.0], "tied": ["c"]},
+        "chosen": {"b": 2.0, "c": 2.0},
+    }
+    assert edge_params(tied) == ["b", "c"]
+    assert edge_params({"space": {"param": "b", "values": [1.0]}, "chosen": {"b": 1.0}}) == []
+    assert (
+        edge_params({"space": {"param": "b", "values": [1.0, 2.0, 3.0]}, "chosen": {"b": 2.0}})
+        == []
+    )

@@ -36,6 +36,7 @@ __all__ = [
     "MIN_TUNING_SEED",
     "check_record",
     "config_params",
+    "edge_params",
     "render_docs",
     "tuned_agents",
     "tuned_record",
@@ -158,10 +159,26 @@ def _fmt(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+def edge_params(record: Mapping[str, Any]) -> list[str]:
+    """Parameters whose chosen value is the smallest or largest of its axis: the optimum
+    may lie outside the declared space (a finding, shown as "(edge)" in the docs table).
+    An axis of one value has no edge."""
+    space = record["space"]
+    axes = space["axes"] if "axes" in space else [space]
+    out = []
+    for axis in axes:
+        vals = axis["values"]
+        names = [axis["param"], *axis.get("tied", [])]
+        if len(vals) > 1 and record["chosen"][axis["param"]] in (min(vals), max(vals)):
+            out += names
+    return out
+
+
 def tuned_table_markdown() -> str:
     """The stored ``tuned`` choices as a markdown table (docs/agents.md's generated block):
-    agent, family, points searched, the choice, its median ``R_T / (T (f* - mean f))`` and
-    the range of the medians over the grid."""
+    agent, family, points searched, the choice (a value at an end of its axis marked
+    "(edge)"), its median ``R_T / (T (f* - mean f))`` and the range of the medians over the
+    grid."""
     rows = [
         "| agent | family | T × seeds × envs | points | tuned | median share | grid range |",
         "|---|---|---|---|---|---|---|",
@@ -169,7 +186,10 @@ def tuned_table_markdown() -> str:
     for name in tuned_agents():
         rec = _load(name)
         meds = [g["median_ratio"] for g in rec["grid"]]
-        chosen = ", ".join(f"{k}={_fmt(v)}" for k, v in rec["chosen"].items())
+        edges = set(edge_params(rec))
+        chosen = ", ".join(
+            f"{k}={_fmt(v)}" + (" (edge)" if k in edges else "") for k, v in rec["chosen"].items()
+        )
         best = min(meds)
         rows.append(
             f"| {name} | {rec['family']} | {rec['horizon']} × {len(rec['seeds'])} × "
