@@ -743,7 +743,8 @@ def _verdict(data: SuiteData) -> str:
     overlap = a.score_lo <= b.score_hi
     conf = f"{data.suite.confidence:.0%}"
     return (
-        s + f"; its {conf} CI {'overlaps' if overlap else 'does not overlap'} that of "
+        s + f"; {'their' if a.tied_with else 'its'} {conf} CI "
+        f"{'overlaps' if overlap else 'does not overlap'} that of "
         f"{b.name} ({_ci(b)}), so first place is {'not ' if overlap else ''}separated from "
         f"{'the next' if a.tied_with else 'second'} at this confidence."
     )
