@@ -179,6 +179,23 @@ class SandboxProbe:
         pass
 
 
+class EnvironmentProbe:
+    """Refuses to start, naming the environment variables it sees (read from the error)."""
+
+    name = "environment-probe"
+
+    def reset(self, problem: Any, *, seed: int | None = None) -> None:
+        import os
+
+        raise RuntimeError("ENVIRONMENT " + " ".join(sorted(os.environ)))
+
+    def act(self) -> int:
+        return 0
+
+    def update(self, action: int, reward: float) -> None:
+        pass
+
+
 class MemoryHog(FirstArm):
     """Allocates 2 GB in reset (the verifier's memory limit must stop it)."""
 
@@ -998,6 +1015,38 @@ def test_rerun_cells_equals_the_harness_bit_for_bit() -> None:
         # the harness records every round at T = 60 (its default resolution is 200)
         assert want["t"].tolist() == list(range(1, T + 1))
         assert np.array_equal(want["regret"].to_numpy(), o.regret)
+
+
+def test_sandbox_passes_the_cpu_kernel_choices_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A machine that pins OpenBLAS's kernel (or a CPU-family emulation) must reach the
+    agent's process too; the verifier's other variables must not."""
+    from hbo_envs.leaderboard.sandbox import CPU_DISPATCH_VARIABLES
+
+    monkeypatch.setenv("HBO_TEST_SECRET", "token")
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4")
+    out = rerun_cells("test_leaderboard:EnvironmentProbe", {}, [RerunCell(ENVS[0], 0, horizon=3)])
+    seen = set(out[0].error.partition("ENVIRONMENT ")[2].split())
+    assert {"OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"} <= seen, out[0].error
+    assert "HBO_TEST_SECRET" not in seen
+    assert seen <= {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_CTYPE",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "PWD",  # set by the shell of the sandbox's setup script
+        "OLDPWD",
+        "PYGAME_HIDE_SUPPORT_PROMPT",  # set by gymnasium when the child imports it
+        *CPU_DISPATCH_VARIABLES,
+    }, seen
 
 
 def test_sandbox_isolates_and_limits_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,6 +71,15 @@ __all__ = [
 _LINE_MAX = 4096
 _ACTION = re.compile(rb"A (\d{1,19})\n")
 #: Sandbox users are fresh uids in [_UID_BASE, _UID_BASE + 2**29): no account owns them.
+#: Environment variables that choose CPU kernels (OpenBLAS's and numpy's SIMD dispatch),
+#: passed through to the sandbox when set: they are machine configuration, not secrets.
+CPU_DISPATCH_VARIABLES = (
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "NPY_DISABLE_CPU_FEATURES",
+    "NPY_ENABLE_CPU_FEATURES",
+)
+
 _UID_BASE = 2**30
 
 
@@ -435,6 +444,10 @@ class AgentProcess:
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             **{k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+            # the machine's CPU-kernel choices (no secrets): a machine that pins OpenBLAS's
+            # kernel because the default one is wrong on its CPU needs the agent to run with
+            # the same kernels as the verifier (and a CPU-family emulation reaches the agent)
+            **{k: os.environ[k] for k in CPU_DISPATCH_VARIABLES if k in os.environ},
         }
         # This file run as a script, not ``-m hbo_envs.leaderboard.sandbox``: ``-m`` would
         # import the package ``hbo_envs.leaderboard`` first, whose eager exports (pandas,
