@@ -52,7 +52,7 @@ def test_render_detects_a_hand_edited_number(tmp_path, archive_once: None) -> No
 
     shutil.copytree(DOCS, tmp_path / "docs")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- archive:summary:begin -->\n.*?\| (\d+) \|", text, flags=re.S)
+    m = re.search(r"<!-- archive:summary:begin -->\n.*?\| (\d+) / ", text, flags=re.S)
     assert m, "the README has no generated summary table"
     i = m.start(1)
     edited = text[:i] + str(int(m.group(1)) + 1) + text[m.end(1) :]
