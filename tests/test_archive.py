@@ -235,3 +235,23 @@ def test_a_fork_is_reported_and_accepted_once_two_are_differences(tiny) -> None:
     _fork(tiny, plan[2], 12)
     rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
     assert not rep.ok and len(rep.forks) == 2 and len(rep.mismatches) == 3
+
+
+def test_a_cells_source_hash_does_not_depend_on_what_else_the_process_imported() -> None:
+    """Importing a submodule sets an attribute on its package; the hash must not follow it
+    (a test run imports more than ``archive build``: e.g. the tails criterion's helper)."""
+    import subprocess
+    import sys
+
+    import hbo_envs.channels.quantiles  # noqa: F401  (imported by no env)
+    from hbo_envs.judging import archive as A
+
+    spec = A.plan("bkc2020-fig1")[0].spec
+    here = A.source_hashes(spec)
+    assert "hbo_envs.channels.quantiles" not in here
+    code = (
+        "from hbo_envs.judging import archive as A; import json; "
+        "print(json.dumps(A.source_hashes(A.plan('bkc2020-fig1')[0].spec)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == here
