@@ -232,9 +232,28 @@ def test_a_fork_is_reported_and_accepted_once_two_are_differences(tiny) -> None:
     _fork(tiny, plan[1], 1)
     rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
     assert not rep.ok and len(rep.forks) == 1 and len(rep.mismatches) == 1
-    _fork(tiny, plan[2], 12)
+    _fork(tiny, plan[2], 5)  # a second early fork (agreed over 4 of 20 rounds)
     rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
     assert not rep.ok and len(rep.forks) == 2 and len(rep.mismatches) == 3
+
+
+def test_late_forks_are_reported_and_accepted_however_many(tiny) -> None:
+    """A fork after agreeing over at least half the horizon (A.LATE_FORK) is what last-bit
+    differences build up to on another CPU, not a changed program: accepted, reported."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    plan = A.plan("bkc2020-fig1")
+    for pc in plan[:3]:
+        _fork(tiny, pc, 15)  # agreed over rounds 1..14 of 20
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert rep.ok and len(rep.forks) == 3 and not rep.mismatches
+    assert all(a == pytest.approx(14 / 20) for a in rep.fork_agreed.values())
+    _fork(tiny, plan[3], 11)  # agreed over 10 of 20 rounds: exactly LATE_FORK, still late
+    _fork(tiny, plan[4], 6)  # one early fork: within max(1, 10 // 100)
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert rep.ok and len(rep.forks) == 5
+    _fork(tiny, plan[5], 4)  # a second early fork: the early ones fail, the late ones do not
+    rep = A.verify(["bkc2020-fig1"], sample=10, seed=0, root=tiny, log=_quiet)
+    assert not rep.ok and len(rep.mismatches) == 2 and len(rep.forks) == 6
 
 
 def test_a_cells_source_hash_does_not_depend_on_what_else_the_process_imported() -> None:
