@@ -488,8 +488,11 @@ def test_resealed_record_is_rejected(
     forged = _reseal(load_submission(folder / name), edit)
     write_submission(folder / name, forged)
     status, _, why = record_status(forged, suite)
-    if caught_by == "render":
-        assert status == "stale" and "hidden" in why, why  # its own hidden test disagrees
+    if caught_by == "render" or status == "stale":
+        # its own hidden test disagrees: caught at render. For the gate's attacks this
+        # depends on the secret hidden seeds the fixture's verification drew (a scaled record
+        # can push its own permutation test past the flag), so either catch is a rejection.
+        assert status == "stale" and "hidden" in why, why
         assert name not in {e.file for e in collect_entries(suite)[0]}
         return
     # the seal holds (anyone can recompute it) and the numbers would move the table ...
