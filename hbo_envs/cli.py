@@ -208,6 +208,20 @@ def _add_leaderboard_parser(sub: Any) -> None:
     b = c.add_parser("baselines", help="compute the suite's own reference entries")
     b.add_argument("suites", nargs="+", metavar="suite", help="suite ids (one or more)")
     b.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
+    b.add_argument(
+        "--config",
+        action="append",
+        choices=("paper", "tuned"),
+        default=None,
+        help="only references in this configuration (repeatable; default: the suite's "
+        "[baselines] configs)",
+    )
+    b.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute references whose stored file is current (same suite, env spec "
+        "hashes, agent module and configuration)",
+    )
     b.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
     _lb_sandbox(b)
 

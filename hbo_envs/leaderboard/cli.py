@@ -11,11 +11,14 @@ Examples::
     hbo-bench leaderboard gate --since origin/main --workers 2  # CI: re-run changed files
     hbo-bench leaderboard render heavy-tailed-v0           # README.md, regret.svg, index.html
     hbo-bench leaderboard baselines heavy-tailed-v0 corrupted-v0 --workers 2  # references
+    hbo-bench leaderboard baselines tails-v0 --config tuned --agent gp-ucb --force
 
 ``verify`` re-runs the agent on every public seed and ``--hidden-seeds`` secret hidden ones
 per env, in a sandbox (``--time-limit``: wall seconds of the whole run; ``--memory-mb``: total
 memory of all the agent's processes); ``baselines`` computes the suite's own reference entries
-(one sandboxed run each); ``gate`` re-verifies, in full, every submission file changed since a
+(one sandboxed run each, per configuration ``paper`` / ``tuned`` of ``[baselines] configs``),
+skipping those whose stored file is current (``reference_current``) unless ``--force``;
+``gate`` re-verifies, in full, every submission file changed since a
 revision and fails when a ``verified`` record is not the suite's own re-run (CI runs it).
 
 Exit status: 0 on success (``validate``: valid; ``verify``: verified), 1 when a submission
@@ -172,16 +175,16 @@ def _baselines(args: argparse.Namespace) -> int:
 
 
 def _baselines_of(sid: str, args: argparse.Namespace) -> int:
-    from hbo_envs.leaderboard import load_suite, write_submission
-    from hbo_envs.leaderboard.entries import reference_file
+    from hbo_envs.leaderboard import load_submission, load_suite, write_submission
     from hbo_envs.leaderboard.render import render_index, render_suite
-    from hbo_envs.leaderboard.verify import make_reference
+    from hbo_envs.leaderboard.verify import make_reference, reference_current
 
     suite = load_suite(sid, args.root)
     reason = suite.unavailable_reason()
     if reason:
         raise ValueError(f"Suite {suite.id!r} is unavailable here: {reason}.")
     names, missing = suite.baseline_names()
+    refs = suite.references()
     if args.agent:
         unknown = [a for a in args.agent if a not in names]
         if unknown:
@@ -189,25 +192,45 @@ def _baselines_of(sid: str, args: argparse.Namespace) -> int:
                 f"The '--agent' values must be reference agents of {suite.id!r} "
                 f"({', '.join(names)}). Got {unknown!r} instead."
             )
-        names = [n for n in names if n in args.agent]
+        refs = [r for r in refs if r.name in args.agent]
+    if args.config:
+        refs = [r for r in refs if r.config in args.config]
     if missing:
         print(f"not available on this installation (no baseline): {', '.join(missing)}")
     status = 0
     limits = _limits(args)
-    for name in names:
-        out = suite.folder / "submissions" / reference_file(name)
-        print(f"{name}: running on {len(suite.envs)} envs ...", flush=True)
+    for ref in refs:
+        out = suite.folder / "submissions" / ref.file
+        label = f"{ref.name} [{ref.config}]"
+        if not args.force:
+            try:
+                old = load_submission(out) if out.is_file() else None
+            except ValueError as exc:
+                old, why = None, f"the file cannot be read: {exc}"
+            else:
+                why = reference_current(suite, ref, old)
+            if why is None:
+                print(f"{label}: current, skipped ({out.name}; --force recomputes it)")
+                continue
+            print(f"{label}: to compute: {why}")
+        print(f"{label}: running on {len(suite.envs)} envs ...", flush=True)
         try:
             sub, rep = make_reference(
-                suite, name, hidden=args.hidden_seeds, workers=args.workers, limits=limits
+                suite,
+                ref.name,
+                config=ref.config,
+                hidden=args.hidden_seeds,
+                workers=args.workers,
+                limits=limits,
             )
         except RuntimeError as exc:  # e.g. an agent that refuses these problems
-            print(f"{name}: NO BASELINE, the runs failed: {str(exc).splitlines()[0]}")
-            print(f"  (add {name!r} to [baselines] exclude in suite.toml if it cannot run here)")
+            print(f"{label}: NO BASELINE, the runs failed: {str(exc).splitlines()[0]}")
+            print(f"  (add {ref.name!r} to [baselines] exclude in suite.toml if it cannot run")
+            print("  here)")
             status = 1
             continue
         write_submission(out, sub)
-        print(f"{name}: {rep.status} in {rep.wall_s:.1f} s -> {out}")
+        print(f"{label}: {rep.status} in {rep.wall_s:.1f} s -> {out}")
         for m in rep.messages:
             print(f"  {m}")
         status |= rep.status not in ("verified", "flagged")

@@ -15,12 +15,16 @@ Trust model (``docs/leaderboard-trust.md``): a table ranks only numbers the suit
 - The numbers of an entry are the **verifier's**: ``Entry.sub`` is the submission with its
   ``results`` replaced by the record's and its ``aggregates`` recomputed from them
   (``Entry.submitted`` is the file as submitted, whose numbers were only compared).
-- The references belong to the suite: the entry of reference agent ``name`` is the file
-  ``submissions/baseline-<name>.json`` running the registered class with default
-  parameters; the score's zero is the ``random`` reference and nothing else (another file
-  of the random agent is an ordinary entry and cannot move a score). A display name whose
-  normalized form (:func:`~hbo_envs.leaderboard.submission.normalize_name`) equals a
-  reference's or an earlier file's is left out.
+- The references belong to the suite: the entry of reference agent ``name`` in
+  configuration ``paper`` is the file ``submissions/baseline-<name>.json`` running the
+  registered class with default parameters, in configuration ``tuned`` the file
+  ``submissions/baseline-<name>-tuned.json`` running it with the stored tuned parameters
+  (:class:`~hbo_envs.leaderboard.suite.Reference`; ``[baselines] configs`` of the suite says
+  which configurations it ranks); the score's zero is the ``random`` reference and nothing
+  else (another file of the random agent is an ordinary entry and cannot move a score). A
+  display name whose normalized form
+  (:func:`~hbo_envs.leaderboard.submission.normalize_name`) equals a reference's or an
+  earlier file's is left out.
 
 Ranking: by the normalized score (mean over envs of ``1 - IQM(agent) / IQM(random)``,
 see :mod:`~hbo_envs.leaderboard.aggregate`), then by mean rank, then by name.
@@ -41,14 +45,18 @@ from hbo_envs.leaderboard.submission import (
     safe_name_problem,
     validate,
 )
-from hbo_envs.leaderboard.suite import Suite
+from hbo_envs.leaderboard.suite import Reference, Suite
 
 __all__ = ["Entry", "collect_entries", "reference_file"]
 
 
-def reference_file(name: str) -> str:
-    """File name of the suite's entry for reference agent ``name``."""
-    return f"baseline-{name}.json"
+def reference_file(name: str, config: str = "paper") -> str:
+    """File name of the suite's entry for reference agent ``name`` in ``config``.
+
+    >>> reference_file("tgp-ucb"), reference_file("tgp-ucb", "tuned")
+    ('baseline-tgp-ucb.json', 'baseline-tgp-ucb-tuned.json')
+    """
+    return Reference(name, config).file
 
 
 @dataclass
@@ -60,7 +68,8 @@ class Entry:
     record (``record["date"]`` the verification time, ``record["hidden_seeds"]`` /
     ``record["hidden_results"]`` the hidden-seed runs, ``record["verifier"]`` the verifying
     run's machine, packages, sandbox limits and wall time); ``reference`` the reference
-    agent name when this is one of the suite's own entries, else None.
+    agent name when this is one of the suite's own entries, else None, and ``config`` its
+    configuration (``"paper"`` or ``"tuned"``; None for a submitter's entry).
     """
 
     file: str
@@ -75,6 +84,7 @@ class Entry:
     submitted: dict[str, Any] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     reference: str | None = None
+    config: str | None = None
 
     @property
     def name(self) -> str:
@@ -98,13 +108,14 @@ def _status(sub: dict[str, Any], suite: Suite | None = None) -> tuple[str, str]:
     return status, date
 
 
-def _reference_name(suite: Suite, file: str, sub: dict[str, Any]) -> str | None:
-    names, _ = suite.baseline_names()
-    for n in names:
-        if file == reference_file(n):
+def _reference(suite: Suite, file: str, sub: dict[str, Any]) -> Reference | None:
+    """The reference ``file`` holds: its name is a reference's file and it runs that
+    reference's registered class with exactly that configuration's parameters (else None)."""
+    for ref in suite.references():
+        if file == ref.file:
             a = sub["agent"]
-            if a["import_path"] == resolve_agent(n)[0] and a["params"] == {}:
-                return n
+            if a["import_path"] == resolve_agent(ref.name)[0] and a["params"] == ref.params():
+                return ref
             return None
     return None
 
@@ -134,11 +145,12 @@ def collect_entries(suite: Suite, *, quiet: bool = False) -> tuple[list[Entry], 
         if status not in RANKED:
             notes.append(f"{p.name}: not ranked: {status}" + (f" ({why})" if why else ""))
             continue
-        ref = _reference_name(suite, p.name, sub)
+        ref = _reference(suite, p.name, sub)
         if p.name.startswith("baseline-") and ref is None:
             notes.append(
                 f"{p.name}: not ranked: 'baseline-*' files are the suite's reference entries "
-                "(a registered reference agent with default parameters)"
+                "(a registered reference agent with the parameters of its configuration, "
+                "paper or tuned, in a configuration the suite ranks)"
             )
             continue
         candidates.append(
@@ -149,7 +161,8 @@ def collect_entries(suite: Suite, *, quiet: bool = False) -> tuple[list[Entry], 
                 date,
                 submitted=sub,
                 record=dict(sub["verification"]),
-                reference=ref,
+                reference=ref.name if ref else None,
+                config=ref.config if ref else None,
             )
         )
     # unique normalized display names: references first, then files in name order

@@ -255,6 +255,20 @@ class EntryView:
     commit_url: str | None = None  # the recorded revision
     poi_random: tuple[float, float, float] | None = None
     poi_best: tuple[float, float, float] | None = None
+    #: the reference's configuration ("paper" / "tuned"; None for a submitter's entry)
+    config: str | None = None
+    #: a tuned reference's tuning evidence: repository path, sha256, link at its revision
+    config_path: str | None = None
+    config_sha256: str | None = None
+    config_url: str | None = None
+
+    @property
+    def config_label(self) -> str:
+        """The "config" column: ``paper`` / ``tuned`` for the suite's references, ``floor``
+        for the random floor, ``submitted`` for a submitter's entry (its own parameters)."""
+        if self.is_random:
+            return "floor"
+        return self.config or "submitted"
 
     @property
     def is_reference(self) -> bool:
@@ -315,6 +329,9 @@ def entry_view(e: Any) -> EntryView:
         seeds=seeds,
         curves={x: (np.asarray(ts[x]), np.asarray(rows[x], dtype=float)) for x in rows},
         spec_hashes={x: str(v.get("spec_hash", "")) for x, v in sub.get("envs", {}).items()},
+        config=getattr(e, "config", None),
+        config_path=(a.get("config_record") or {}).get("path"),
+        config_sha256=(a.get("config_record") or {}).get("sha256"),
     )
 
 
@@ -377,6 +394,8 @@ def suite_data(suite: Suite, entries: Sequence[Any], config: SiteConfig | None =
             k += 1
         if v.is_project_code:
             v.file_url, v.commit_url = config.source_links(v.revision, v.source_file)
+            if v.config_path:  # the tuning evidence as committed at the recorded revision
+                v.config_url, _ = config.source_links(v.revision, v.config_path)
         else:  # a submitter's own package: its revision is not one of this repository's
             v.file_url, v.commit_url = None, None
     share_ties(views)
@@ -497,7 +516,8 @@ def profile_figure(data: SuiteData, *, phone: bool = False) -> str | None:
 
 
 def results_csv(data: SuiteData) -> str:
-    """One row per (entry, env, seed): the final regret the suite ranks."""
+    """One row per (entry, env, seed): the final regret the suite ranks (``config``: see
+    :attr:`EntryView.config_label`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(
@@ -505,6 +525,7 @@ def results_csv(data: SuiteData) -> str:
             "suite",
             "rank",
             "agent",
+            "config",
             "file",
             "verification",
             "env_id",
@@ -522,6 +543,7 @@ def results_csv(data: SuiteData) -> str:
                         data.suite.id,
                         v.tie_rank,
                         v.name,
+                        v.config_label,
                         v.file,
                         v.status,
                         e.id,
@@ -833,6 +855,7 @@ def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = ""
         "n_entries": len(views),
         "n_verified": sum(v.status == "verified" for v in views),
         "leader": lead.name if lead else None,
+        "leader_config": lead.config_label if lead else None,
         "leader_stem": lead.stem if lead else None,
         "leader_tied_with": list(lead.tied_with) if lead else [],
         "leader_score": lead.score if lead else None,
@@ -840,6 +863,22 @@ def suite_summary(suite: Suite, entries: Sequence[Any], results_sha256: str = ""
         "leader_hi": lead.score_hi if lead else None,
         "last_verified": max(dates) if dates else "",
         "results_csv_sha256": results_sha256,
+        # every ranked row, so paper and tuned references and the floor are told apart
+        "rows": [
+            {
+                "rank": v.rank_label,
+                "agent": v.name,
+                "config": v.config_label,
+                "reference": v.registered_name if v.config else None,
+                "file": v.file,
+                "score": v.score if np.isfinite(v.score) else None,
+                "score_lo": v.score_lo if np.isfinite(v.score_lo) else None,
+                "score_hi": v.score_hi if np.isfinite(v.score_hi) else None,
+                "mean_rank": v.mean_rank if np.isfinite(v.mean_rank) else None,
+                "status": v.status,
+            }
+            for v in views
+        ],
     }
 
 

@@ -5,8 +5,10 @@ One JSON file per submission (schema :data:`SUBMISSION_SCHEMA`, ``schema_version
 - ``suite``: ``id`` and the ``sha256`` of the suite's definition (envs, horizons, seeds,
   metric, checkpoints, aggregation; see :class:`~hbo_envs.leaderboard.suite.Suite`);
 - ``agent``: ``display_name``, ``import_path`` (``module:Class``, built as
-  ``Class(**params)``), ``params`` (JSON), ``registered_name`` (reference agents), and
-  ``code``: the git ``revision``/``dirty`` flag of the checkout holding the class and the
+  ``Class(**params)``), ``params`` (JSON), ``registered_name``, ``config`` (``paper`` or
+  ``tuned``) and ``config_record`` (the path and sha256 of the tuning evidence a ``tuned``
+  reference's parameters come from) for the suite's references, and ``code``: the git
+  ``revision``/``dirty`` flag of the checkout holding the class and the
   ``source_sha256`` of its module file;
 - ``provenance``: creation time, package versions, platform, the hbo-bench revision;
 - ``envs``: per env id its ``version``, ``kwargs``, ``horizon`` and ``spec_hash``
@@ -110,6 +112,15 @@ SUBMISSION_SCHEMA: dict[str, Any] = {
                 },
                 "params": {"type": "object"},
                 "registered_name": {"type": ["string", "null"]},
+                # the suite's references: which configuration of the registered agent, and
+                # for "tuned" the tuning evidence its parameters came from
+                "config": {"enum": ["paper", "tuned"]},
+                "config_record": {
+                    "type": "object",
+                    "required": ["path", "sha256"],
+                    "additionalProperties": False,
+                    "properties": {"path": {"type": "string"}, "sha256": _HEX64},
+                },
                 "code": {
                     "type": "object",
                     "required": ["revision", "dirty", "source_sha256"],

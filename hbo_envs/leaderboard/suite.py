@@ -26,6 +26,7 @@ may change without invalidating submissions; anything else needs a new suite ver
     [baselines]
     agents = "reference"       # every name in agents.available() ...
     exclude = []               # ... except these
+    configs = ["paper", "tuned"]   # the configurations each is ranked in (the default)
 
     [[envs]]
     id = "hbo/RKHS-SE-StudentT-v0"
@@ -77,6 +78,7 @@ __all__ = [
     "SPEC_HASH_SCHEME",
     "SPEC_PRECISION",
     "EnvEntry",
+    "Reference",
     "Suite",
     "SuiteError",
     "env_spec_hash",
@@ -125,6 +127,61 @@ class EnvEntry:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """One of a suite's own entries: registered agent ``name`` in configuration ``config``
+    (``"paper"``: its published defaults; ``"tuned"``: the stored choice of the tuning
+    protocol, ``agents/configs/tuned/<name>.json``; see :mod:`agents.configs`).
+
+    >>> r = Reference("gp-ucb", "tuned")
+    >>> r.file, r.display_name, r.spec
+    ('baseline-gp-ucb-tuned.json', 'gp-ucb-tuned', 'gp-ucb[config=tuned]')
+    >>> Reference("gp-ucb").file, Reference("gp-ucb").display_name
+    ('baseline-gp-ucb.json', 'gp-ucb')
+    """
+
+    name: str
+    config: str = "paper"
+
+    @property
+    def display_name(self) -> str:
+        """The entry's name in tables and figures (``<name>`` or ``<name>-tuned``)."""
+        return self.name if self.config == "paper" else f"{self.name}-{self.config}"
+
+    @property
+    def file(self) -> str:
+        """The file of ``submissions/`` that holds it."""
+        return f"baseline-{self.display_name}.json"
+
+    @property
+    def spec(self) -> str:
+        """The harness's agent syntax for it (``gp-ucb``, ``gp-ucb[config=tuned]``)."""
+        return self.name if self.config == "paper" else f"{self.name}[config={self.config}]"
+
+    def params(self) -> dict[str, Any]:
+        """The constructor keywords of the configuration (``{}`` for ``paper``)."""
+        from agents.configs import config_params
+
+        return config_params(self.name, self.config)
+
+    def config_record(self) -> dict[str, str] | None:
+        """``{"path", "sha256"}`` of the tuning evidence a ``tuned`` reference's parameters
+        come from (repository path ``agents/configs/tuned/<name>.json``); None for ``paper``."""
+        if self.config == "paper":
+            return None
+        from importlib import resources
+
+        blob = resources.files("agents.configs").joinpath("tuned", f"{self.name}.json")
+        return {
+            "path": f"agents/configs/tuned/{self.name}.json",
+            "sha256": hashlib.sha256(blob.read_bytes()).hexdigest(),
+        }
+
+
+#: Configurations a suite may rank its references in (``[baselines] configs``).
+CONFIGS = ("paper", "tuned")
+
+
+@dataclass(frozen=True)
 class Suite:
     """A parsed ``suite.toml`` (see the module docstring)."""
 
@@ -141,6 +198,7 @@ class Suite:
     bootstrap_seed: int = 0
     baseline_agents: str | tuple[str, ...] = "reference"
     baseline_exclude: tuple[str, ...] = ()
+    baseline_configs: tuple[str, ...] = CONFIGS
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -202,6 +260,23 @@ class Suite:
         names = [a for a in wanted if a in avail and a not in self.baseline_exclude]
         missing = [a for a in wanted if a not in avail]
         return names, missing
+
+    def references(self) -> list[Reference]:
+        """The suite's own entries: every available reference agent (:meth:`baseline_names`)
+        in every configuration of ``[baselines] configs`` it has (``tuned`` needs a stored
+        tuning record; ``random``, the score's zero, has none and is ranked as ``paper``
+        whatever the configs say)."""
+        from agents.configs import tuned_agents
+
+        names, _ = self.baseline_names()
+        tuned = set(tuned_agents())
+        out = []
+        for n in names:
+            if n == "random":
+                out.append(Reference(n, "paper"))
+                continue
+            out += [Reference(n, c) for c in self.baseline_configs if c == "paper" or n in tuned]
+        return out
 
     def availability(self) -> dict[str, str | None]:
         """Per env id: ``None`` when usable here, else why not (never raises)."""
@@ -390,6 +465,23 @@ def parse_suite(data: Mapping[str, Any], path: Path | None = None) -> Suite:
     except ValueError as exc:
         raise SuiteError(str(exc)) from None
     agents_ = base.get("agents", "reference")
+    configs = base.get("configs", list(CONFIGS))
+    if (
+        not isinstance(configs, list)
+        or not configs
+        or any(c not in CONFIGS for c in configs)
+        or len(set(configs)) != len(configs)
+    ):
+        raise SuiteError(
+            str(
+                param_error(
+                    where,
+                    "configs",
+                    f"a non-empty list of distinct values of {list(CONFIGS)} ([baselines])",
+                    configs,
+                )
+            )
+        )
     suite = Suite(
         name=name,
         version=version,
@@ -404,6 +496,7 @@ def parse_suite(data: Mapping[str, Any], path: Path | None = None) -> Suite:
         bootstrap_seed=boot_seed,
         baseline_agents=agents_ if isinstance(agents_, str) else tuple(agents_),
         baseline_exclude=tuple(base.get("exclude", ())),
+        baseline_configs=tuple(configs),
         path=path,
     )
     if path is not None and path.parent.name != suite.id:

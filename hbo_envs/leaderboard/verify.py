@@ -70,7 +70,7 @@ from hbo_envs.leaderboard.submission import (
     validate,
     write_submission,
 )
-from hbo_envs.leaderboard.suite import Suite, env_spec_hash
+from hbo_envs.leaderboard.suite import Reference, Suite, env_spec_hash
 
 __all__ = [
     "RECORD_FORMAT",
@@ -80,6 +80,8 @@ __all__ = [
     "VerificationReport",
     "fresh_seed_test",
     "make_record",
+    "make_reference",
+    "reference_current",
     "record_sha256",
     "record_status",
     "rerun_cells",
@@ -846,44 +848,58 @@ def make_reference(
     suite: Suite,
     name: str,
     *,
+    config: str = "paper",
     hidden: int = 4,
     workers: int = 1,
     limits: SandboxLimits | None = None,
 ) -> tuple[dict[str, Any], VerificationReport]:
-    """The suite's own entry for reference agent ``name`` (registered, default parameters):
-    one sandboxed run on every public and ``hidden`` secret seeds (and the confirming
-    draw when the first rejects, as :func:`verify`), written as a submission whose results
+    """The suite's own entry for reference agent ``name`` in configuration ``config``
+    (``"paper"``: the registered class with default parameters; ``"tuned"``: with the
+    stored tuned parameters, :class:`~hbo_envs.leaderboard.suite.Reference`): one
+    sandboxed run on every public and ``hidden`` secret seeds (and the confirming draw
+    when the first rejects, as :func:`verify`), written as a submission whose results
     *are* the verifier's and whose record says so (``submit`` + ``verify`` in one run,
-    half the cost). Raises ``ValueError`` when ``name`` is not a reference of ``suite``.
+    half the cost). Raises ``ValueError`` when ``(name, config)`` is not a reference of
+    ``suite``.
     """
     from hbo_envs.harness.store import git_revision
     from hbo_envs.leaderboard.submission import resolve_agent
     from hbo_envs.validation import check_int
 
-    names, _ = suite.baseline_names()
-    if name not in names:
+    refs = suite.references()
+    ref = next((r for r in refs if (r.name, r.config) == (name, config)), None)
+    if ref is None:
+        names = sorted({r.name for r in refs})
+        if name not in names:
+            raise ValueError(
+                f"The 'name' parameter of make_reference must be a reference agent of suite "
+                f"{suite.id!r} ({', '.join(names)}). Got {name!r} instead."
+            )
+        have = [r.config for r in refs if r.name == name]
         raise ValueError(
-            f"The 'name' parameter of make_reference must be a reference agent of suite "
-            f"{suite.id!r} ({', '.join(names)}). Got {name!r} instead."
+            f"The 'config' parameter of make_reference must be a configuration suite "
+            f"{suite.id!r} ranks {name!r} in ({', '.join(have)}). Got {config!r} instead."
         )
     hidden = check_int("make_reference", "hidden", hidden, min_hidden_seeds(len(suite.seeds)))
     reason = suite.unavailable_reason()
     if reason:
         raise ValueError(f"Suite {suite.id!r} is unavailable here: {reason}.")
     import_path, _ = resolve_agent(name)
+    params = ref.params()
     source, source_file = module_source_sha256(import_path)
     rep = VerificationReport("verified")
     t0 = time.perf_counter()
-    _run_and_test(suite, import_path, {}, hidden, rep, workers=workers, limits=limits)
+    _run_and_test(suite, import_path, params, hidden, rep, workers=workers, limits=limits)
     wall = rep.wall_s = time.perf_counter() - t0
     if rep.status == "failed":
-        raise RuntimeError(f"{name} could not be run: {rep.messages[-1]}")
+        raise RuntimeError(f"{ref.spec} could not be run: {rep.messages[-1]}")
     rev = git_revision()
-    agent = {
-        "display_name": name,
+    agent: dict[str, Any] = {
+        "display_name": ref.display_name,
         "import_path": import_path,
-        "params": {},
+        "params": params,
         "registered_name": name,
+        "config": config,
         "code": {
             "revision": rev["revision"] if rev else None,
             "dirty": rev["dirty"] if rev else None,
@@ -891,12 +907,15 @@ def make_reference(
             "source_file": "/".join(Path(source_file).parts[-3:]),
         },
     }
+    cfg = ref.config_record()
+    if cfg is not None:  # the tuning evidence the parameters were chosen by
+        agent["config_record"] = cfg
     sub = submission_body(suite, agent, rep.results, backend="sandbox", git=rev)
     rep.messages.insert(
         0,
-        f"reference agent of the suite: computed by the suite itself on all "
-        f"{len(suite.seeds)} public seeds and {len(rep.hidden.seeds)} secret hidden seed(s) "
-        f"of {len(suite.envs)} envs.",
+        f"reference agent of the suite ({config} configuration): computed by the suite itself "
+        f"on all {len(suite.seeds)} public seeds and {len(rep.hidden.seeds)} secret hidden "
+        f"seed(s) of {len(suite.envs)} envs.",
     )
     limits = limits or SandboxLimits()
     rep.record = make_record(
@@ -912,10 +931,44 @@ def make_reference(
             "wall_s": round(wall, 1),
             "sandbox": limits.describe(),
             "reference": name,
+            "config": config,
         },
     )
     sub["verification"] = rep.record
     return sub, rep
+
+
+def reference_current(suite: Suite, ref: Reference, sub: Mapping[str, Any] | None) -> str | None:
+    """Why the stored file ``sub`` of reference ``ref`` must be computed again, or None
+    when it is current: it validates, its verification record holds results that
+    :func:`record_status` accepts for this suite (sealed, bound to the file, the suite
+    definition, every env spec hash and the agent's module as it is here) and it runs
+    ``ref``'s registered class with exactly ``ref``'s configuration (the tuned parameters
+    stored now). ``hbo-bench leaderboard baselines`` skips current references unless
+    forced; CI's gate re-runs every file anyway."""
+    from hbo_envs.leaderboard.submission import resolve_agent
+
+    if sub is None:
+        return "no file yet"
+    val = validate(sub, suite=suite)
+    if not val.ok:
+        return "the file is invalid: " + "; ".join(val.errors[:2])
+    status, _, why = record_status(sub, suite)
+    if status not in RESULTS:
+        return f"its record is {status}" + (f" ({why})" if why else "")
+    a, run = sub["agent"], sub["verification"].get("verifier", {})
+    if a["import_path"] != resolve_agent(ref.name)[0]:
+        return f"it runs {a['import_path']}, not the class registered as {ref.name!r}"
+    if a["params"] != ref.params():
+        return (
+            f"its parameters {a['params']!r} are not the {ref.config} configuration's "
+            f"{ref.params()!r}"
+        )
+    if a.get("display_name") != ref.display_name:
+        return f"its display name {a.get('display_name')!r} is not {ref.display_name!r}"
+    if run.get("reference") != ref.name or run.get("config", "paper") != ref.config:
+        return "its record was not made as this reference"
+    return None
 
 
 def audit(
