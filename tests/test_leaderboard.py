@@ -1111,21 +1111,24 @@ def test_sandbox_child_does_not_import_the_verifier(tmp_path: Path) -> None:
 
 # -- the committed leaderboards ---------------------------------------------------------------
 def test_every_reference_agent_has_a_verified_baseline() -> None:
+    """Every reference agent in both configurations (paper, tuned) and the random floor."""
     suite = load_suite("heavy-tailed-v0", BOARDS)
     entries, notes = collect_entries(suite)
     assert not notes, notes
-    by_ref = {e.reference: e for e in entries if e.reference}
-    names, _ = suite.baseline_names()
-    assert "random" in names
-    missing = [n for n in names if n not in by_ref]
-    assert not missing, f"no baseline for {missing}: run hbo-bench leaderboard baselines"
-    for n in names:
-        e = by_ref[n]
+    by_ref = {(e.reference, e.config): e for e in entries if e.reference}
+    refs = suite.references()
+    assert ("random", "paper") in {(r.name, r.config) for r in refs}
+    assert {r.config for r in refs} == {"paper", "tuned"}
+    missing = [r.file for r in refs if (r.name, r.config) not in by_ref]
+    assert not missing, f"no baseline {missing}: run hbo-bench leaderboard baselines"
+    for r in refs:
+        e = by_ref[(r.name, r.config)]
         # computed by the suite itself (a flag on hidden seeds is shown, still ranked)
-        assert e.status in ("verified", "flagged"), (n, e.status)
-        assert e.record["verifier"]["reference"] == n
-        assert e.file == f"baseline-{n}.json" and e.sub["results"] == e.record["results"]
-    assert by_ref["random"].score == 0.0
+        assert e.status in ("verified", "flagged"), (r, e.status)
+        assert e.record["verifier"]["reference"] == r.name
+        assert e.record["verifier"].get("config", "paper") == r.config
+        assert e.file == r.file and e.sub["results"] == e.record["results"]
+    assert by_ref[("random", "paper")].score == 0.0
 
 
 @pytest.mark.parametrize("agent", ["random", "tgp-ucb"])
