@@ -50,22 +50,16 @@ why, and ``meta.json`` and every rendered table say so too.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import fnmatch
-import functools
-import hashlib
-import inspect
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
@@ -85,6 +79,13 @@ from hbo_envs.harness.compare import (
 from hbo_envs.harness.records import COLUMNS, OPTIONAL_COLUMNS, coerce, coverage_grid
 from hbo_envs.harness.runner import build_cells as harness_build_cells
 from hbo_envs.harness.runner import run_sweep
+from hbo_envs.harness.sources import (
+    AGENT_PREFIXES,
+    ENV_PREFIXES,
+    combined_sha256,
+    module_closure,
+    module_file_sha256,
+)
 from hbo_envs.harness.specs import CellSpec, slug
 from hbo_envs.harness.stats import MIN_PAIRED_SEEDS
 from hbo_envs.harness.store import (
@@ -307,101 +308,9 @@ def plan(name: str, *, check_data: bool = True) -> list[PlannedCell]:
     return out
 
 
-# -- source hashes ------------------------------------------------------------
-_AGENT_PREFIXES = ("agents", "hbo_envs.kernels", "hbo_envs.problem")
-_ENV_PREFIXES = (
-    "hbo_envs.envs",
-    "hbo_envs.objectives",
-    "hbo_envs.channels",
-    "hbo_envs.adversaries",
-    "hbo_envs.kernels",
-    "hbo_envs.problem",
-    "hbo_envs.data",
-)
-
-
-def _imported_submodules(package: ModuleType) -> set[str]:
-    """The names of ``package``'s submodules that its own ``__init__`` source imports
-    (``from . import x``, ``from .x import y``, ``import package.x``, ...)."""
-    try:
-        tree = ast.parse(inspect.getsource(package))
-    except (OSError, TypeError, SyntaxError):
-        return set()
-    name, out = package.__name__, set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            mod = node.module or ""
-            if node.level == 1 and not mod:
-                out.update(a.name for a in node.names)
-            elif node.level == 1:
-                out.add(mod.partition(".")[0])
-            elif node.level == 0 and mod == name:
-                out.update(a.name for a in node.names)
-            elif node.level == 0 and mod.startswith(name + "."):
-                out.add(mod[len(name) + 1 :].partition(".")[0])
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith(name + "."):
-                    out.add(a.name[len(name) + 1 :].partition(".")[0])
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def _canonical_modules() -> frozenset[str]:
-    """The modules a fresh interpreter has loaded after importing this module (asked of
-    a child process once): the import state every cell's hash is computed against, whatever
-    else this process imported."""
-    code = (
-        "import sys, hbo_envs, agents, hbo_envs.judging.archive; "
-        "print('\\n'.join(sorted(sys.modules)))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
-    )
-    return frozenset(out.stdout.split())
-
-
-def _module_closure(root: ModuleType, prefixes: tuple[str, ...]) -> list[str]:
-    """``root`` and every module under ``prefixes`` it reaches through its globals.
-
-    A package's attribute naming one of its own submodules counts only when the package's
-    source imports that submodule or a fresh import of this module loads it
-    (:func:`_canonical_modules`): the import system sets such an attribute on the package
-    whenever anything imports the submodule, so counting it otherwise would make the hash
-    depend on what else the process had imported (a test run imports more than ``archive
-    build``: e.g. ``hbo_envs.channels.quantiles``, the tails criterion's helper)."""
-    seen: set[str] = set()
-    todo = [root.__name__]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in sys.modules:
-            continue
-        seen.add(name)
-        mod = sys.modules[name]
-        own: set[str] | None = None
-        for attr, v in vars(mod).items():
-            if isinstance(v, ModuleType):
-                dep = v.__name__
-                if hasattr(mod, "__path__") and dep == f"{name}.{attr}":
-                    if own is None:
-                        own = _imported_submodules(mod)
-                    if attr not in own and dep not in _canonical_modules():
-                        continue  # set by someone else's import, not this package's
-            else:
-                dep = getattr(v, "__module__", None)
-            if isinstance(dep, str) and dep.startswith(prefixes) and dep not in seen:
-                todo.append(dep)
-    return sorted(seen)
-
-
-def _file_sha256(module: str) -> str:
-    try:
-        path = inspect.getsourcefile(sys.modules[module])
-    except TypeError:
-        path = None
-    if path is None:
-        return "no-source"
-    return file_sha256(Path(path))
+# -- source hashes (hbo_envs.harness.sources) ---------------------------------
+_AGENT_PREFIXES = AGENT_PREFIXES
+_ENV_PREFIXES = ENV_PREFIXES
 
 
 def source_hashes(spec: CellSpec) -> dict[str, str]:
@@ -412,14 +321,12 @@ def source_hashes(spec: CellSpec) -> dict[str, str]:
     a_mod = sys.modules[type(agent).__module__]
     entry = str(gym.spec(spec.env_id).entry_point).partition(":")[0]
     __import__(entry)
-    mods = set(_module_closure(a_mod, _AGENT_PREFIXES + (a_mod.__name__,)))
-    mods |= set(_module_closure(sys.modules[entry], _ENV_PREFIXES))
-    return {m: _file_sha256(m) for m in sorted(mods)}
+    mods = set(module_closure(a_mod, _AGENT_PREFIXES + (a_mod.__name__,)))
+    mods |= set(module_closure(sys.modules[entry], _ENV_PREFIXES))
+    return {m: module_file_sha256(m) for m in sorted(mods)}
 
 
-def _combined(hashes: dict[str, str]) -> str:
-    blob = json.dumps(hashes, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()
+_combined = combined_sha256
 
 
 class _Hasher:
