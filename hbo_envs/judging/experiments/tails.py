@@ -67,9 +67,7 @@ _ALPHA = {tails_id(n): float(ch["alpha"]) for n, _, _, ch, _, _ in TAILS_ENVS}
 #: The envs QFF runs on: SE kernel (the only one it embeds) and d <= 2 (its 2 mbar^d features
 #: at the paper's mbar = 32 are 65536 in d = 3, 128 GiB for 300 arms: the agent refuses it)
 _QFF_ENVS = tuple(
-    tails_id(n)
-    for n, _, obj, *_ in TAILS_ENVS
-    if obj["kernel"]["name"] == "se" and obj["dim"] <= 2
+    tails_id(n) for n, _, obj, *_ in TAILS_ENVS if obj["kernel"]["name"] == "se" and obj["dim"] <= 2
 )
 
 #: Per-arm Robust UCB (Bubeck, Cesa-Bianchi & Lugosi 2013): the kernel-free floor.
