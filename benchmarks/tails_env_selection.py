@@ -10,9 +10,21 @@ Writes one JSON record (candidates, per-seed ``R_T`` under both channels, the tw
 sigma, means, CIs, ratio, verdict, CPU seconds) to
 ``benchmarks/data/tails-v0-candidates.json``.
 
-Run: ``python benchmarks/tails_env_selection.py`` (``--seeds``, ``--only NAME``,
-``--out``; ``--quick`` for a smoke run: 2 seeds, T = 200). Not a test; the suite's own
-criterion test re-checks the chosen envs from the archive.
+Run: ``python benchmarks/tails_env_selection.py`` (``--seeds``, ``--first-seed``,
+``--only NAME``, ``--out``; ``--quick`` for a smoke run: 2 seeds, T = 200). Not a test; the
+suite's own criterion test re-checks the chosen envs from the archive.
+
+Two stored screenings:
+
+- ``benchmarks/data/tails-v0-candidates.json``: the first, 16 seeds (0..15). Too few: a
+  re-run on 16 fresh seeds (100..115) failed several of the candidates it passed; the tuned
+  agent's bimodal ``R_T`` under the Gaussian twin makes 16-seed CIs wide.
+- ``benchmarks/data/tails-v0-selection.json``: the selection, 48 seeds (100..147, disjoint
+  from every archive experiment's and leaderboard's public seeds):
+  ``python benchmarks/tails_env_selection.py --first-seed 100 --seeds 48 --out
+  benchmarks/data/tails-v0-selection.json``. ``tails-v0`` registers the candidates that
+  pass on the mean **and** on the IQM here (hbo_envs.registration.TAILS_ENVS), and the
+  archive experiment ``tails-v0`` re-checks them on seeds 0..47.
 """
 
 from __future__ import annotations
@@ -170,9 +182,15 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=16)
     ap.add_argument("--only", action="append", help="candidate name (repeatable)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, T = 200")
+    ap.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="seeds first..first+k-1 (the selection used 0..15; 100.. re-checks held out)",
+    )
     ap.add_argument("--out", default="benchmarks/data/tails-v0-candidates.json")
     args = ap.parse_args()
-    seeds = list(range(2 if args.quick else args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + (2 if args.quick else args.seeds)))
     horizon = 200 if args.quick else None
     cands = [c for c in CANDIDATES if not args.only or c["name"] in args.only]
     out = Path(args.out)

@@ -28,6 +28,7 @@ from hbo_envs.judging.experiments import (  # noqa: F401  (register)
     lower_bound,
     park_lee,
     real_data,
+    tails,
 )
 from hbo_envs.judging.experiments._core import (
     EXPERIMENTS,
