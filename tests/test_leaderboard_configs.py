@@ -308,6 +308,32 @@ def test_reference_current_says_why_a_reference_must_be_recomputed(
 
 
 @BOARD
+def test_a_changed_source_file_makes_exactly_its_dependents_out_of_date(
+    board: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GP engine is not gp_ucb.py: the record's module hash would not see it changed,
+    the recorded source closure does (and the random floor does not depend on it)."""
+    import hbo_envs.harness.sources as src
+
+    suite, subs = board["suite"], board["subs"]
+    real = src.module_file_sha256
+    monkeypatch.setattr(
+        src, "module_file_sha256", lambda m: "0" * 64 if m == "agents.gp.engine" else real(m)
+    )
+    for ref in (Reference("gp-ucb"), Reference("gp-ucb", "tuned")):
+        why = reference_current(suite, ref, subs[ref.file])
+        assert why == "source changed since it was computed: agents.gp.engine", why
+    assert reference_current(suite, Reference("random"), subs["baseline-random.json"]) is None
+    monkeypatch.undo()
+    # a record made before the sources were recorded is recomputed
+    old = json.loads(json.dumps(subs["baseline-random.json"]))
+    del old["verification"]["verifier"]["sources"]
+    old["verification"]["record_sha256"] = record_sha256(old["verification"])
+    assert record_status(old, suite)[0] == "verified"
+    assert "older record" in str(reference_current(suite, Reference("random"), old))
+
+
+@BOARD
 def test_baselines_cli_skips_current_references_unless_forced(
     board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "agent_source_hashes",
     "canonical_modules",
     "combined_sha256",
+    "env_source_hashes",
     "imported_submodules",
     "module_closure",
     "module_file_sha256",
@@ -143,6 +144,17 @@ def agent_source_hashes(module: str) -> dict[str, str]:
     ``agents`` modules it uses (the GP engine, schedules, ...). Imports ``module``."""
     root = sys.modules.get(module) or __import__(module, fromlist=["_"])
     return {m: module_file_sha256(m) for m in module_closure(root, AGENT_PREFIXES + (module,))}
+
+
+def env_source_hashes(env_id: str) -> dict[str, str]:
+    """SHA-256 of the source file of every module a registered env's entry point depends on
+    (:func:`module_closure` over :data:`ENV_PREFIXES`: the env's module with its objectives,
+    channels, adversaries and kernels). Imports the entry point's module."""
+    import gymnasium as gym
+
+    entry = str(gym.spec(env_id).entry_point).partition(":")[0]
+    root = sys.modules.get(entry) or __import__(entry, fromlist=["_"])
+    return {m: module_file_sha256(m) for m in module_closure(root, ENV_PREFIXES)}
 
 
 def combined_sha256(hashes: dict[str, str]) -> str:

@@ -82,6 +82,7 @@ __all__ = [
     "make_record",
     "make_reference",
     "reference_current",
+    "reference_sources",
     "record_sha256",
     "record_status",
     "rerun_cells",
@@ -887,6 +888,7 @@ def make_reference(
     import_path, _ = resolve_agent(name)
     params = ref.params()
     source, source_file = module_source_sha256(import_path)
+    code = reference_sources(suite, import_path)
     rep = VerificationReport("verified")
     t0 = time.perf_counter()
     _run_and_test(suite, import_path, params, hidden, rep, workers=workers, limits=limits)
@@ -932,20 +934,37 @@ def make_reference(
             "sandbox": limits.describe(),
             "reference": name,
             "config": config,
+            "sources": code,
         },
     )
     sub["verification"] = rep.record
     return sub, rep
 
 
+def reference_sources(suite: Suite, import_path: str) -> dict[str, str]:
+    """``{module: sha256}`` of every source file a reference's numbers on ``suite`` depend
+    on: the agent class's module and the ``agents`` modules it reaches (the GP engine,
+    schedules, ...; :func:`hbo_envs.harness.sources.agent_source_hashes`) and each env's
+    module with its objectives, channels, adversaries and kernels
+    (:func:`~hbo_envs.harness.sources.env_source_hashes`), as the results archive hashes a
+    cell. Imports the agent's module: for the suite's own (registered) agents only."""
+    from hbo_envs.harness.sources import agent_source_hashes, env_source_hashes
+
+    out = agent_source_hashes(import_path.partition(":")[0])
+    for e in suite.envs:
+        out.update(env_source_hashes(e.id))
+    return dict(sorted(out.items()))
+
+
 def reference_current(suite: Suite, ref: Reference, sub: Mapping[str, Any] | None) -> str | None:
     """Why the stored file ``sub`` of reference ``ref`` must be computed again, or None
     when it is current: it validates, its verification record holds results that
     :func:`record_status` accepts for this suite (sealed, bound to the file, the suite
-    definition, every env spec hash and the agent's module as it is here) and it runs
+    definition, every env spec hash and the agent's module as it is here), it runs
     ``ref``'s registered class with exactly ``ref``'s configuration (the tuned parameters
-    stored now). ``hbo-bench leaderboard baselines`` skips current references unless
-    forced; CI's gate re-runs every file anyway."""
+    stored now), and every source file its numbers depend on (:func:`reference_sources`,
+    recorded when it was made) is unchanged. ``hbo-bench leaderboard baselines`` skips
+    current references unless forced; CI's gate re-runs every file anyway."""
     from hbo_envs.leaderboard.submission import resolve_agent
 
     if sub is None:
@@ -968,6 +987,14 @@ def reference_current(suite: Suite, ref: Reference, sub: Mapping[str, Any] | Non
         return f"its display name {a.get('display_name')!r} is not {ref.display_name!r}"
     if run.get("reference") != ref.name or run.get("config", "paper") != ref.config:
         return "its record was not made as this reference"
+    then = run.get("sources")
+    if not isinstance(then, Mapping):
+        return "its record does not list the source files it depends on (an older record)"
+    now = reference_sources(suite, a["import_path"])
+    changed = sorted(m for m in set(now) | set(then) if now.get(m) != then.get(m))
+    if changed:
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        return "source changed since it was computed: " + ", ".join(changed[:3]) + more
     return None
 
 
