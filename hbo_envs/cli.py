@@ -192,6 +192,13 @@ def _add_leaderboard_parser(sub: Any) -> None:
     g.add_argument("files", nargs="*", help="submission files (besides --since's)")
     g.add_argument("--since", default=None, help="git revision: every file changed since it")
     g.add_argument("--hidden-seeds", type=int, default=4, help="hidden seeds per env")
+    g.add_argument(
+        "--references",
+        choices=("full", "public"),
+        default="full",
+        help="'public': re-run the suites' own reference files on every public seed without a "
+        "fresh hidden draw (submitters' files are always re-verified in full)",
+    )
     _lb_sandbox(g)
 
     d = c.add_parser("render", help="write the README table, plot and HTML pages")

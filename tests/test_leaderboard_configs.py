@@ -263,11 +263,63 @@ def test_edited_tuned_numbers_are_caught_like_any_other(
     f.write_text(json.dumps(sub))
     status, _, why = record_status(sub, suite)
     if status == "verified":
-        ok, msgs = gate([f], hidden=HIDDEN, root=folder.parents[1], workers=2)
-        assert not ok and "NOT REPRODUCED" in "\n".join(msgs), msgs
+        for mode in ("full", "public"):
+            ok, msgs = gate([f], hidden=HIDDEN, root=folder.parents[1], workers=2, references=mode)
+            assert not ok and "NOT REPRODUCED" in "\n".join(msgs), (mode, msgs)
     else:  # its own hidden-seed numbers contradict the halved public ones
         assert status == "stale" and "hidden" in why, why
         assert f.name not in {e.file for e in collect_entries(suite)[0]}
+
+
+@BOARD
+def test_gate_of_references_on_public_seeds_reruns_every_ranked_number(
+    board: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``references="public"`` re-runs a reference on every public seed (no hidden draw);
+    a file that is not one of the suite's references is still re-verified in full."""
+    import importlib
+
+    # (the package's `verify` is the function: take the module from the import system)
+    V = importlib.import_module("hbo_envs.leaderboard.verify")
+    ran: list[int] = []
+    real = V.rerun_cells
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        ran.append(len(args[2]))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(V, "rerun_cells", counting)
+    f = board["folder"] / "baseline-gp-ucb-tuned.json"
+    ok, msgs = gate([f], hidden=HIDDEN, root=board["root"], references="public")
+    assert ok and "a reference: all public seeds" in msgs[0], msgs
+    assert ran == [len(SEEDS)]
+    ran.clear()
+    ok, _ = gate([f], hidden=HIDDEN, root=board["root"], references="full")
+    assert ok and ran[0] == len(SEEDS) + HIDDEN
+    # the same record under a submitter's file name is re-verified in full
+    _, folder = _copy(board, tmp_path)
+    other = folder / "my-gp-ucb.json"
+    shutil.copy(folder / f.name, other)
+    ran.clear()
+    gate([other], hidden=HIDDEN, root=folder.parents[1], references="public")
+    assert ran and ran[0] == len(SEEDS) + HIDDEN
+    # one cell off by 1e-6 from its first checkpoint (resealed): rejected on public seeds
+    sub = json.loads((folder / f.name).read_text())
+    for block in (sub, sub["verification"]):
+        r = next(r for r in block["results"] if r["seed"] == SEEDS[-1])
+        r["checkpoints"]["regret"] = [v * (1 + 1e-6) for v in r["checkpoints"]["regret"]]
+        r["final_regret"] = r["checkpoints"]["regret"][-1]
+        r["final_avg_regret"] = r["final_regret"] / T
+        block["aggregates"] = aggregates(load_suite("tiny-v0", folder.parents[1]), block["results"])
+    del sub["verification"]["aggregates"]
+    sub["verification"]["submission_sha256"] = content_sha256(sub)
+    sub["verification"]["record_sha256"] = record_sha256(sub["verification"])
+    (folder / f.name).write_text(json.dumps(sub))
+    assert record_status(sub, load_suite("tiny-v0", folder.parents[1]))[0] == "verified"
+    ok, msgs = gate([folder / f.name], hidden=HIDDEN, root=folder.parents[1], references="public")
+    assert not ok and "NOT REPRODUCED on 1 of 6" in "\n".join(msgs), msgs
+    with pytest.raises(ValueError, match="'references' parameter of gate"):
+        gate([f], references="none")
 
 
 # -- computing only what is new ----------------------------------------------------------------

@@ -142,7 +142,12 @@ def _gate(args: argparse.Namespace) -> int:
         print("gate: no submission file changed" + (f" since {args.since}" if args.since else ""))
         return 0
     ok, msgs = gate(
-        files, hidden=args.hidden_seeds, root=args.root, workers=args.workers, limits=_limits(args)
+        files,
+        hidden=args.hidden_seeds,
+        root=args.root,
+        workers=args.workers,
+        limits=_limits(args),
+        references=args.references,
     )
     for m in msgs:
         print(m)

@@ -41,7 +41,6 @@ from hbo_envs.leaderboard.aggregate import mean_ranks, normalized_scores, score_
 from hbo_envs.leaderboard.submission import (
     load_submission,
     normalize_name,
-    resolve_agent,
     safe_name_problem,
     validate,
 )
@@ -108,21 +107,9 @@ def _status(sub: dict[str, Any], suite: Suite | None = None) -> tuple[str, str]:
     return status, date
 
 
-def _reference(suite: Suite, file: str, sub: dict[str, Any]) -> Reference | None:
-    """The reference ``file`` holds: its name is a reference's file and it runs that
-    reference's registered class with exactly that configuration's parameters (else None)."""
-    for ref in suite.references():
-        if file == ref.file:
-            a = sub["agent"]
-            if a["import_path"] == resolve_agent(ref.name)[0] and a["params"] == ref.params():
-                return ref
-            return None
-    return None
-
-
 def collect_entries(suite: Suite, *, quiet: bool = False) -> tuple[list[Entry], list[str]]:
     """Ranked entries of ``suite`` (module docstring), and a note for each file left out."""
-    from hbo_envs.leaderboard.verify import RANKED, ranked_view, record_status
+    from hbo_envs.leaderboard.verify import RANKED, ranked_view, record_status, reference_of
 
     folder = suite.folder / "submissions"
     candidates: list[Entry] = []
@@ -145,7 +132,7 @@ def collect_entries(suite: Suite, *, quiet: bool = False) -> tuple[list[Entry], 
         if status not in RANKED:
             notes.append(f"{p.name}: not ranked: {status}" + (f" ({why})" if why else ""))
             continue
-        ref = _reference(suite, p.name, sub)
+        ref = reference_of(suite, p.name, sub)
         if p.name.startswith("baseline-") and ref is None:
             notes.append(
                 f"{p.name}: not ranked: 'baseline-*' files are the suite's reference entries "
