@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=1, help="seeds 0..k-1 of each timing")
     ap.add_argument("--hidden", type=int, default=4, help="hidden seeds of a verification")
     ap.add_argument("--workers", type=int, default=2, help="workers of a verification")
-    ap.add_argument("--anchor", default="gp-ucb", help="the reference timed on every env")
+    ap.add_argument(
+        "--anchor", default="gp-ucb", help="the reference timed on every env ('NAME[config=tuned]')"
+    )
     ap.add_argument("--agent", action="append", default=None, help="only these (repeatable)")
     ap.add_argument("--config", choices=("paper", "tuned"), default=None)
     args = ap.parse_args(argv)
@@ -68,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         for r in suite.references()
         if (not args.agent or r.name in args.agent) and (not args.config or r.config == args.config)
     ]
-    anchor = Reference(args.anchor)
+    name, _, cfg = args.anchor.partition("[config=")  # "gp-ucb" or "gp-ucb[config=tuned]"
+    anchor = Reference(name, cfg.rstrip("]") or "paper")
     A = _time(anchor, list(suite.envs), args.seeds) / args.seeds
     here = {r.file: _time(r, [env], args.seeds) for r in refs}
     c_anchor = here.get(anchor.file) or _time(anchor, [env], args.seeds)
