@@ -31,9 +31,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.configs import config_params
 from hbo_envs.harness.specs import AgentSpec
-from hbo_envs.judging.experiments._core import Exclusion, Experiment, _a, register
+from hbo_envs.judging.experiments._core import (
+    Exclusion,
+    Experiment,
+    _a,
+    register,
+    tuned,
+    tuned_label,
+)
 from hbo_envs.judging.experiments.equal_width import ESTIMATORS, AtEqualWidth
 from hbo_envs.judging.rules.claims import (
     DOES_NOT,
@@ -72,17 +78,6 @@ _QFF_ENVS = tuple(
 
 #: Per-arm Robust UCB (Bubeck, Cesa-Bianchi & Lugosi 2013): the kernel-free floor.
 KERNEL_FREE = ("robust-ucb-trunc", "robust-ucb-mom")
-
-
-def tuned_label(name: str) -> str:
-    """``name[config=tuned]``: the label of an agent's tuned configuration."""
-    return f"{name}[config=tuned]"
-
-
-def tuned(name: str) -> AgentSpec:
-    """Agent ``name`` in its tuned configuration, its parameters resolved (so a re-tuned
-    configuration is a new cell)."""
-    return _a(name, tuned_label(name), config="tuned", **config_params(name, "tuned"))
 
 
 def _width(name: str) -> str:
