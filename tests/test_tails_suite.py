@@ -168,3 +168,41 @@ def test_false_admission_rate_under_no_difference() -> None:
             mean += m.passes
             iqm += q.passes
         assert max(both, mean, iqm) / reps <= bound
+
+
+def test_findings_block_tallies_each_question_per_estimator() -> None:
+    """The README's findings table counts each claim kind per estimator from the verdicts
+    it is given (fabricated here: one verdict per kind), and says when nothing is built."""
+    from hbo_envs.judging.experiments import EXPERIMENTS
+    from hbo_envs.judging.publish import findings_block
+    from hbo_envs.judging.rules.claims import SUITE, Verdict
+
+    est = EXPERIMENTS["tails-v0-estimators"]
+    text = {c.text for c in est.claims}
+    tuned_tgp = next(t for t in text if t.startswith("tuned tgp-ucb beats tuned GP-UCB"))
+    width_mom = next(t for t in text if t.startswith("mom-gp-ucb at GP-UCB's width"))
+    floor_ca = next(t for t in text if t.startswith("paper ca-tgp-ucb beats uniform"))
+    verdicts = [
+        Verdict(tuned_tgp, ENVS[0], REPRODUCES, "", family=SUITE),
+        Verdict(tuned_tgp, ENVS[1], DOES_NOT, "", family=SUITE),
+        Verdict(width_mom, ENVS[0], INCONCLUSIVE, "", family=SUITE),
+        Verdict(floor_ca, ENVS[2], REPRODUCES, "", family=SUITE),
+    ]
+    crit = [Verdict("criterion", e, REPRODUCES, "", family=SUITE) for e in ENVS[:3]]
+    crit.append(Verdict("criterion", ENVS[3], DOES_NOT, "", family=SUITE))
+    results = {
+        "tails-v0": {"verdicts": crit},
+        "tails-v0-estimators": {"exp": est, "verdicts": verdicts},
+    }
+    block = findings_block(results)
+    assert "on 3 of the 4 `tails-v0` envs" in block
+    rows = {
+        r.split("`")[1]: r.split(" | ")[1:]
+        for r in block.splitlines()
+        if r.startswith("| ") and "`" in r
+    }
+    assert rows["tgp-ucb"][0] == "1 / 1 / 0"  # tuned X beats tuned GP-UCB
+    assert rows["mom-gp-ucb"][1] == "0 / 0 / 1"  # X at GP-UCB's width
+    assert rows["ca-tgp-ucb"][4] == "1 / 0 / 0"  # paper X beats uniform play
+    assert rows["tgp-ucb"][1] == "–" and rows["ata-gp-ucb-qff"][0] == "–"
+    assert "not in the archive yet" in findings_block({})
