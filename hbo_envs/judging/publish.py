@@ -428,12 +428,13 @@ def findings_block(results: dict[str, dict[str, Any]]) -> str:
     c = counts(crit)
     lines = [
         f"**The heavy tail itself breaks tuned GP-UCB on {c[REPRODUCES]} of the {len(crit)} "
-        "`tails-v0` envs** (R_T at least twice its R_T under Gaussian noise of the same "
+        "screened envs** (R_T at least twice its R_T under Gaussian noise of the same "
         "interquartile range, 95% CIs apart on the mean and on the IQM, on seeds that were "
-        f"not used to choose the envs; {c[DOES_NOT]} do not, {c[INCONCLUSIVE]} inconclusive: "
-        "[numbers](docs/results/tails-v0.md)). Per heavy-tail estimator X, the verdicts over "
-        "the `tails-v0` envs ([numbers](docs/results/tails-v0-estimators.md)) and, at equal "
-        "width, over the papers' two envs ([numbers](docs/results/equal-width.md)), as "
+        f"not used to screen the envs; {c[DOES_NOT]} do not, {c[INCONCLUSIVE]} inconclusive: "
+        "[numbers](docs/results/tails-v0.md)); those it breaks are the `tails-v0` suite. Per "
+        "heavy-tail estimator X, the verdicts over the suite's envs "
+        "([numbers](docs/results/tails-v0-estimators.md)) and, at equal width, over the "
+        "papers' two envs ([numbers](docs/results/equal-width.md)), as "
         "reproduces / does not / inconclusive (not run envs left out):",
         "",
         "| estimator X | " + " | ".join(h for _, _, h in _FINDING_COLUMNS) + " |",
