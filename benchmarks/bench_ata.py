@@ -41,13 +41,20 @@ every played arm has ``p_a < 1`` and the dictionary, redrawn every round as the 
 prescribes, is new in every round: each round pays one ``r0 x r0`` eigendecomposition
 and a few small products on top of the early round's work. The
 ``[s x s eigh]`` row is the same agent without the factor (as before issue 21), measured
-in the same run. The line below the table times that one decomposition alone (LAPACK
+in the same run. The lines below the table time that one decomposition alone (LAPACK
 ``dsyevd`` on the last dictionary's ``L_S^T C L_S``): with the early round as measured,
 ``(early + that) / early`` is the lowest late/early ratio an exact implementation can reach
 (a cheaper early round raises it), since a new dictionary needs
 the symmetric ``(K_D^{1/2})^+`` and every round the symmetric ``V~^{-1/2}`` (the truncation
 directions are the rows of ``V~^{-1/2} Phi~^T`` in the dictionary's coordinates; no other
-square root gives the same truncation), and the two matrices do not commute.
+square root gives the same truncation), and the two matrices do not commute. They also
+print (issue 39, docs/scale.md) the share of late rounds whose dictionary is new to the
+window (what a cache of factorisations could not serve), the mean number of arms by which
+consecutive late dictionaries differ (the rank-one changes an updated decomposition would
+need, against ``r0``), the floating-point calls of the agent's new-dictionary branch timed
+alone, so ``(early + calls) / early``, the lowest ratio of a path that keeps the agent's
+(and the archive's) actions bit for bit, and those calls plus the ones every round makes
+for ``V~_t``, as a multiple of TGP-UCB's late round.
 
 Run: ``python benchmarks/bench_ata.py`` (``--quick`` for a smoke run). Not a test: timings
 depend on the machine and its load; compare the columns of one run, not absolute numbers.
@@ -139,12 +146,14 @@ def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
 
     arms: list[int] = []
     ys: list[float] = []
-    runs = {}  # mark -> [agent copy, its history, seconds, new dictionaries, last D_t]
+    # mark -> [agent copy, its history, seconds, new dictionaries, last D_t, every D_t]
+    runs = {}
     for m in sorted(marks):
         while len(arms) < m - window // 2:
             step(agent, arms, ys)
         copy = agent if m == max(marks) else deepcopy(agent)
-        runs[m] = [copy, (list(arms), list(ys)), 0.0, 0, getattr(copy, "_dict_copies", None)]
+        d = getattr(copy, "_dict_copies", None)
+        runs[m] = [copy, (list(arms), list(ys)), 0.0, 0, d, [d]]
     block = max(window // 10, 1)
     for _ in range(window // block):
         for run in runs.values():
@@ -156,13 +165,30 @@ def timed_run(agent, problem, f, marks, window, naive_rounds: int) -> dict:
                 cur = getattr(ag, "_dict_copies", None)  # Nyström: is D_t a new dictionary?
                 new += cur is not prev
                 prev = cur
+                run[5].append(cur)
             run[2] += time.process_time() - t0
             run[3] += new
             run[4] = prev
     out: dict = {}
-    for m, (ag, (h_arms, h_ys), secs, new, _) in runs.items():
+    for m, (ag, (h_arms, h_ys), secs, new, _, seen) in runs.items():
         out[m] = secs / (block * (window // block))
         out[("new", m)] = new / (block * (window // block))
+        # Nyström: arms in or out of D_t against D_{t-1}, mean over the window's rounds
+        out[("diff", m)] = (
+            float(
+                np.mean(
+                    [np.count_nonzero(a != b) for a, b in zip(seen[:-1], seen[1:], strict=True)]
+                )
+            )
+            if seen[0] is not None
+            else math.nan
+        )
+        # and the share of its rounds whose D_t no earlier round of the window drew
+        out[("fresh", m)] = (
+            (len({d.tobytes() for d in seen[1:]}) - 1) / (len(seen) - 2)
+            if seen[0] is not None and len(seen) > 2
+            else math.nan
+        )
         if naive_rounds:
             out[("naive", m)] = min(
                 naive_round(ag, problem, h_arms, h_ys, rng) for _ in range(naive_rounds)
@@ -205,7 +231,8 @@ def section_100_arms(quick: bool) -> None:
         if name == "ata-gp-ucb-nystrom" and not params and factored:
             # (only meaningful when the late window draws new dictionaries; --quick's does not)
             if tt[("new", marks[1])] > 0.5 > tt[("new", marks[0])]:
-                floor = (a, b, _dictionary_eigh_seconds(ag))
+                floor = (a, b, *_dictionary_seconds(ag), tt[("diff", marks[1])], ag.L_.shape[1])
+                floor += (tgp[marks[1]], tt[("fresh", marks[1])])
         naive = _ms(tt[("naive", marks[1])]) if nv else f"{'-':>9}"
         label = name + ("[theory]" if params else "") + ("" if factored else "[s x s eigh]")
         L = getattr(ag, "L_", None)
@@ -228,30 +255,62 @@ def section_100_arms(quick: bool) -> None:
         "dictionary other than the previous one)"
     )
     if floor is not None:
-        a, b, eig = floor
+        a, b, eig, calls, every, diff, r0, tgp_late, fresh = floor
         print(
-            f"  Nyström late - early: {_ms(b - a).strip()} ms a round; of it, the one r0 x r0 "
-            f"eigendecomposition a new\n   dictionary cannot do without (LAPACK dsyevd on "
-            f"L_S^T L_S of the last dictionary, alone):\n   {_ms(eig).strip()} ms, so with this "
-            f"early round no exact path gets late/early below (early + eigh)/early = "
-            f"{(a + eig) / a:.2f}"
+            f"  Nyström late: {fresh:.1%} of the rounds drew a dictionary no earlier round of "
+            f"the window drew\n   (a cache of factorisations keyed by D_t would not be hit)."
+            f"\n  Nyström late - early: {_ms(b - a).strip()} ms a round. A new dictionary needs "
+            f"the r0 x r0 eigendecomposition\n   of L_S^T C L_S (LAPACK dsyevd on the last "
+            f"dictionary, alone): {_ms(eig).strip()} ms, so with this early round\n   no "
+            f"exact path gets late/early below (early + eigh)/early = {(a + eig) / a:.2f}; "
+            f"updating the last\n   decomposition instead would take one rank-one change per "
+            f"arm in or out of D_t:\n   {diff:.1f} a round on average late (r0 = {r0}), each "
+            f"O(r0^2) for the eigenvalues and O(r0^3)\n   for the eigenvectors, more than "
+            f"one decomposition. The calls that give the archive's\n   actions bit for bit "
+            f"(nystrom_factors_from_factor, W^T G W, phi~^T phi~, alone):\n   "
+            f"{_ms(calls).strip()} ms, so a bit-identical path stays at or above "
+            f"(early + calls)/early = {(a + calls) / a:.2f}.\n   With the calls every round "
+            f"makes for V~_t (its r x r dsyevd and the products of\n   _direction_weights, "
+            f"alone: {_ms(every).strip()} ms), a bit-identical late round costs at least "
+            f"{_ms(calls + every).strip()} ms,\n   {(calls + every) / tgp_late:.1f} x TGP-UCB's "
+            f"late round (issue 39's target: 5 x)"
         )
 
 
-def _dictionary_eigh_seconds(agent) -> float:
-    """CPU seconds of one ``r0 x r0`` eigendecomposition (``dsyevd``, eigenvectors too) of
-    ``L_S^T C L_S`` for the agent's current dictionary: the decomposition a new dictionary
-    needs for ``(K_D^{1/2})^+`` (Alg. 3) on top of the ``V~^{-1/2}`` one every round has."""
+def _dictionary_seconds(agent) -> tuple[float, float, float]:
+    """CPU seconds of (1) one ``r0 x r0`` eigendecomposition (``dsyevd``, eigenvectors
+    too) of ``L_S^T C L_S`` for the agent's current dictionary: the decomposition a new
+    dictionary needs for ``(K_D^{1/2})^+`` (Alg. 3) on top of the ``V~^{-1/2}`` one every
+    round has; (2) the floating-point calls of the agent's new-dictionary branch
+    (:func:`~agents.features.nystrom.nystrom_factors_from_factor`, ``W^T G W`` and
+    ``phi~^T phi~``), each run alone: what a path that reproduces the agent's numbers bit
+    for bit must do on a new dictionary; (3) the calls every round makes for ``V~_t``
+    (``_direction_weights``: its ``r x r`` eigendecomposition and products)."""
     from scipy.linalg.lapack import dsyevd
 
-    S = np.flatnonzero(agent._dict_copies)
-    A = agent.L_[S] * np.sqrt(agent._dict_copies[S])[:, None]
+    from agents.features.nystrom import nystrom_factors_from_factor
+
+    c = agent._dict_copies
+    S = np.flatnonzero(c)
+    A = agent.L_[S] * np.sqrt(c[S])[:, None]
     H = A.T @ A
+    L, G = agent.L_, agent._factor_gram()
+    cs = None if int(c[S].sum()) == S.size else c[S]
     reps = 2000
     t0 = time.process_time()
     for _ in range(reps):
         dsyevd(H, compute_v=1, lower=1)
-    return (time.process_time() - t0) / reps
+    eig = (time.process_time() - t0) / reps
+    t0 = time.process_time()
+    for _ in range(reps):
+        _, Fr, W = nystrom_factors_from_factor(L, S, cs)
+        W.T @ G @ W
+        np.einsum("ia,ia->a", Fr, Fr)
+    calls = (time.process_time() - t0) / reps
+    t0 = time.process_time()
+    for _ in range(reps):
+        ata_gp_ucb._direction_weights(agent.Q_, agent.Fr_, agent.Gr_, agent.lam_, agent.rewards_)
+    return eig, calls, (time.process_time() - t0) / reps
 
 
 @contextlib.contextmanager
@@ -372,6 +431,9 @@ def section_rewards(quick: bool) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
+    ap.add_argument(
+        "--sections", type=int, nargs="+", default=[1, 2, 3, 4], help="which sections (1-4)"
+    )
     args = ap.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(
@@ -380,10 +442,10 @@ def main() -> None:
     )
     print("BLAS limited to one thread (as in a harness cell)\n")
     with threadpool_limits(1):
-        section_100_arms(args.quick)
-        section_park_lee(args.quick)
-        section_large(args.quick)
-        section_rewards(args.quick)
+        sections = (section_100_arms, section_park_lee, section_large, section_rewards)
+        for k, section in enumerate(sections, 1):
+            if k in args.sections:
+                section(args.quick)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(f"\n1-min load average at the end {load:.1f}")
 

@@ -446,6 +446,25 @@ TAILS_ENVS: tuple[tuple[str, str, dict[str, Any], dict[str, Any], int, float], .
 )
 
 
+#: The envs of the ``tails-v0`` suite: those of :data:`TAILS_ENVS` whose criterion the archive
+#: experiment ``tails-v0`` confirmed on its fresh seeds 0..47 on both forms (the two-stage
+#: rule: screened on seeds 100..147, confirmed on 0..47). ``SE1D-Contaminated`` and
+#: ``Matern1D-ContaminatedT`` passed the IQM form there but not the mean form (the mean's CI
+#: under the Gaussian control is wide: a few seeds stick on a wrong peak), so they stay
+#: registered, with their controls, outside the suite; tests/test_tails_suite.py re-checks
+#: both lists from the archive.
+TAILS_V0: tuple[str, ...] = (
+    "SE1D-StudentT",
+    "Matern1D-Contaminated",
+    "SE2D-StudentT",
+    "SE2D-Contaminated",
+    "Matern2D-StudentT",
+    "Matern2D-Contaminated",
+    "Matern2D-ContaminatedT",
+    "SE3D-ContaminatedT",
+)
+
+
 def tails_id(name: str, twin: bool = False) -> str:
     """The registered id of ``tails-v0`` env ``name`` (``twin``: its Gaussian control).
 

@@ -971,3 +971,95 @@ def test_the_kernel_factor_is_only_used_for_a_psd_low_rank_matrix():
         agent = agents.make("ata-gp-ucb-nystrom")
         agent.reset(p, seed=0)
         assert (agent.L_ is not None) == factored
+
+
+def _factors_before_issue_39(L, S, copies):
+    """nystrom_factors_from_factor as it was at 97074f0 (before issue 39's trims), verbatim
+    but for the names: the reference of the bit-identity test below."""
+    from scipy.linalg.blas import dtrsm
+    from scipy.linalg.lapack import dpotrf
+
+    from agents.features.nystrom import eigh
+
+    A = L.take(S, axis=0)
+    if copies is not None:
+        A *= np.sqrt(np.asarray(copies, dtype=float))[:, None]
+    e, Z = eigh(A.T @ A)
+    k = int(e.searchsorted(S.size * np.finfo(float).eps * max(e[-1], 0.0), side="right"))
+    Z, e = np.ascontiguousarray(Z[:, k:][:, ::-1]), e[k:][::-1]
+    Y = A @ Z
+    R, info = dpotrf(Y.T @ Y, lower=0, clean=1)
+    assert info == 0
+    Q = dtrsm(1.0, R, Y, side=1, lower=0)
+    W = Z @ (R / np.sqrt(e)).T
+    return Q, (L @ W).T, W
+
+
+class _NystromBeforeIssue39(agents.heavy_tailed.ata_gp_ucb.ATAGPUCBNystrom):
+    """ATA-GP-UCB-Nyström's round as it was at 97074f0 (the code that built the archive's
+    ATA cells): ``np.array_equal`` on the copies and the factoring above."""
+
+    def _refit(self, arm):
+        from agents.heavy_tailed.ata_gp_ucb import truncated_estimate
+
+        if self.L_ is not None:
+            self._G_pending.append(arm)
+        copies = self._copies()
+        if self._dict_copies is not None and np.array_equal(copies, self._dict_copies):
+            f = self.Fr_[:, arm]
+            self.Gr_ += np.outer(f, f)
+        else:
+            S = np.flatnonzero(copies)
+            c = copies[S]
+            self.m_ = int(c.sum())
+            self._dict_copies = copies
+            if self.L_ is not None and self.L_.shape[1] < S.size:
+                ones = self.m_ == S.size
+                self.Q_, self.Fr_, W = _factors_before_issue_39(self.L_, S, None if ones else c)
+                self.Gr_ = W.T @ self._factor_gram() @ W
+            else:
+                from agents.features.nystrom import nystrom_factors
+
+                self.Q_, self.Fr_ = nystrom_factors(*self._kernel_rows(S), c)
+                P = self.rewards_.played_idx
+                FrP = self.Fr_[:, P]
+                self.Gr_ = (FrP * self.rewards_.count[P].astype(float)) @ FrP.T
+            self.fr2_ = np.einsum("ia,ia->a", self.Fr_, self.Fr_)
+            self.level_scale_ = np.sqrt(c.astype(float))
+        self.dictionary_sizes_.append(self.m_)
+        level = self.truncation_scale_ * self.b_(self.t_) * self.level_scale_
+        self.mean_, w2 = truncated_estimate(
+            self.Q_, self.Fr_, self.Gr_, self.lam_, level, self.rewards_
+        )
+        self.var_ = self.kdiag_ - self.fr2_ + self.lam_ * w2
+
+
+@pytest.mark.parametrize("schedule", ["experiment", "theory"])
+def test_the_nystrom_round_is_bit_identical_to_the_archived_code(schedule):
+    """Issue 39: the archive's ATA cells are compared by action digests, so the round's
+    speed-ups must not move a single bit. On the 100-arm SE problem with ``q = 20`` (most
+    played arms have ``p_a < 1``: a new dictionary of more than r0 arms in most rounds,
+    several copies of an arm under the theory schedule), three seeds: the same arms and
+    bit for bit the same ``mu~_t`` and ``sigma~_t^2`` every round as the code before."""
+    p, f = _se100()
+    rounds = 500
+    for seed in range(3):
+        noise = np.random.default_rng(10 + seed).standard_t(2.5, size=rounds)
+        fast = agents.make("ata-gp-ucb-nystrom", schedule=schedule, q=20.0)
+        ref = _NystromBeforeIssue39(schedule=schedule, q=20.0)
+        fast.reset(p, seed=seed)
+        ref.reset(p, seed=seed)
+        new = 0
+        for t in range(rounds):
+            a, b = fast.act(), ref.act()
+            assert a == b, (seed, t)
+            prev = ref._dict_copies
+            y = float(f[a] + noise[t])
+            fast.update(a, y)
+            ref.update(a, y)
+            new += ref._dict_copies is not prev
+            assert fast.mean_.tobytes() == ref.mean_.tobytes(), (seed, t)
+            assert fast.var_.tobytes() == ref.var_.tobytes(), (seed, t)
+        assert new > rounds // 4, new  # the factoring path ran in most rounds
+        if schedule == "theory":
+            assert max(fast.dictionary_sizes_) > fast.Q_.shape[0]  # copies > 1 happened

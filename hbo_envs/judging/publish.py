@@ -39,7 +39,10 @@ from agents.batch import BATCHED
 from hbo_envs.harness.records import COLUMNS
 from hbo_envs.harness.summary import final_rows, summarize
 from hbo_envs.judging import archive as A
-from hbo_envs.judging.experiments import EXPERIMENTS
+from hbo_envs.judging.experiments import EXPERIMENTS, tuned_label
+from hbo_envs.judging.experiments.equal_width import ESTIMATORS, AtEqualWidth
+from hbo_envs.judging.experiments.equal_width import label as equal_width_label
+from hbo_envs.judging.experiments.tails import KERNEL_FREE
 from hbo_envs.judging.rules.claims import (
     DOES_NOT,
     INCONCLUSIVE,
@@ -47,6 +50,7 @@ from hbo_envs.judging.rules.claims import (
     PAPER,
     REPRODUCES,
     SUITE,
+    Growth,
     Verdict,
     evaluate_claims,
     survives_holm,
@@ -91,6 +95,8 @@ _PAPERS = (
     ("bkc2020", "Bogunovic, Krause & Scarlett 2020 (corruption)"),
     ("hs2022", "Han & Scarlett 2022 (attacks; setup from the authors' code)"),
     ("ebk2025", "Ezzerg, Bogunovic & Knoblauch 2025 (RCGP-UCB)"),
+    ("equal-width", "Suite: estimators at equal width (papers' envs)"),
+    ("tails-v0", "Suite: tails-v0 (heavy tails that break GP-UCB)"),
 )
 _ORDER = (REPRODUCES, DOES_NOT, INCONCLUSIVE, NOT_RUN)
 
@@ -377,6 +383,97 @@ def summary_block(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+#: What each heavy-tail check of the suite asks, per estimator (:func:`findings_block`).
+_FINDING_COLUMNS = (
+    ("tuned", "tails-v0-estimators", "tuned X beats tuned GP-UCB"),
+    ("width", "tails-v0-estimators", "X at GP-UCB's width beats GP-UCB"),
+    ("width", "equal-width", "X at GP-UCB's width beats GP-UCB, papers' envs"),
+    ("tuned", "equal-width", "tuned X beats tuned GP-UCB, papers' envs"),
+    ("floor", "tails-v0-estimators", "paper X beats uniform play"),
+    ("exponent", "tails-v0-estimators", "tuned X's R_t exponent >= 1/(1+alpha)"),
+)
+
+
+def _claim_kinds(exp: Any) -> dict[str, tuple[str, str]]:
+    """claim text -> (kind, estimator) for the heavy-tail checks of ``exp``: ``tuned`` (tuned
+    X below tuned GP-UCB), ``width`` (X at GP-UCB's width below GP-UCB), ``floor`` (paper X
+    below random), ``exponent`` (tuned X's growth exponent), ``kernel`` (tuned GP-UCB below
+    a tuned kernel-free Robust UCB)."""
+    out: dict[str, tuple[str, str]] = {}
+    gp_t = tuned_label("gp-ucb")
+    for c in exp.claims:
+        a, b = getattr(c, "a", ""), getattr(c, "b", "")
+        for n in (*ESTIMATORS, "gp-ucb", *KERNEL_FREE):
+            if isinstance(c, AtEqualWidth) and a == equal_width_label(n) and b == "gp-ucb":
+                out[c.text] = ("width", n)
+            elif isinstance(c, Growth) and a == tuned_label(n):
+                out[c.text] = ("exponent", n)
+            elif a == tuned_label(n) and b == gp_t:
+                out[c.text] = ("tuned", n)
+            elif a == n and b == "random":
+                out[c.text] = ("floor", n)
+            elif a == gp_t and b == tuned_label(n):
+                out[c.text] = ("kernel", n)
+    return out
+
+
+def findings_block(results: dict[str, dict[str, Any]]) -> str:
+    """README: what the suite finds about heavy tails, from the archive alone: whether the
+    tail breaks tuned GP-UCB on each ``tails-v0`` env, and per estimator the verdicts of
+    issue 35 item 6's questions, as reproduces / does not / inconclusive over envs."""
+    crit = results.get("tails-v0", {}).get("verdicts", [])
+    est = results.get("tails-v0-estimators", {})
+    if not crit or not est.get("verdicts"):
+        return "The `tails-v0` experiments are not in the archive yet (`hbo-bench archive build`)."
+    c = counts(crit)
+    lines = [
+        f"**The heavy tail itself breaks tuned GP-UCB on {c[REPRODUCES]} of the {len(crit)} "
+        "screened envs** (R_T at least twice its R_T under Gaussian noise of the same "
+        "interquartile range, 95% CIs apart on the mean and on the IQM, on seeds that were "
+        f"not used to screen the envs; {c[DOES_NOT]} do not, {c[INCONCLUSIVE]} inconclusive: "
+        "[numbers](docs/results/tails-v0.md)); those it breaks are the `tails-v0` suite. Per "
+        "heavy-tail estimator X, the verdicts over the suite's envs "
+        "([numbers](docs/results/tails-v0-estimators.md)) and, at equal width, over the "
+        "papers' two envs ([numbers](docs/results/equal-width.md)), as "
+        "reproduces / does not / inconclusive (not run envs left out):",
+        "",
+        "| estimator X | " + " | ".join(h for _, _, h in _FINDING_COLUMNS) + " |",
+        "|---|" + "---|" * len(_FINDING_COLUMNS),
+    ]
+    tallies: dict[tuple[str, str, str], dict[str, int]] = {}
+    for name in ("tails-v0-estimators", "equal-width"):
+        res = results.get(name)
+        if not res or not res.get("verdicts"):
+            continue
+        kinds = _claim_kinds(res["exp"])
+        for v in res["verdicts"]:
+            k = kinds.get(v.claim)
+            if k is None or not v.env:
+                continue
+            t = tallies.setdefault((name, *k), dict.fromkeys(_ORDER, 0))
+            t[v.verdict] = t.get(v.verdict, 0) + 1
+    for n in (*ESTIMATORS, "gp-ucb"):
+        row = [f"{ESTIMATORS.get(n, 'none (GP-UCB itself)')}: `{n}`"]
+        for kind, exp_name, _ in _FINDING_COLUMNS:
+            t = tallies.get((exp_name, kind, n))
+            row.append(
+                "–"
+                if t is None
+                else " / ".join(str(t[x]) for x in (REPRODUCES, DOES_NOT, INCONCLUSIVE))
+            )
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for n in KERNEL_FREE:
+        t = tallies.get(("tails-v0-estimators", "kernel", n))
+        if t is not None:
+            lines.append(
+                f"- **Does the kernel help?** Tuned GP-UCB beats the tuned kernel-free `{n}` "
+                f"(Bubeck, Cesa-Bianchi & Lugosi 2013) on {t[REPRODUCES]} envs, does not on "
+                f"{t[DOES_NOT]}, inconclusive on {t[INCONCLUSIVE]}."
+            )
+    return "\n".join(lines)
+
+
 def verdict_list_block(results: dict[str, dict[str, Any]]) -> str:
     """README: every verdict of every experiment, one line each, folded per experiment."""
     out = []
@@ -560,6 +657,7 @@ def render_all(
     text = readme.read_text(encoding="utf-8")
     new = replace_block(text, "summary", summary_block(results))
     new = replace_block(new, "verdicts", verdict_list_block(results))
+    new = replace_block(new, "findings", findings_block(results))
     new = replace_block(new, "timing", timing_block(results))
     _write(readme, new, check, changed)
     return changed

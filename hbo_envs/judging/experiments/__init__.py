@@ -40,6 +40,8 @@ from hbo_envs.judging.experiments._core import (
     PowerT,
     available_agent_names,
     register,
+    tuned,
+    tuned_label,
 )
 
 __all__ = [
@@ -52,4 +54,6 @@ __all__ = [
     "PowerT",
     "available_agent_names",
     "register",
+    "tuned",
+    "tuned_label",
 ]

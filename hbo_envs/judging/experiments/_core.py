@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.configs import config_params
 from hbo_envs.harness.specs import AgentSpec
 from hbo_envs.judging.rules.claims import Claim
 from hbo_envs.judging.rules.exponent import EnvVariant
@@ -23,6 +24,8 @@ __all__ = [
     "PowerT",
     "available_agent_names",
     "register",
+    "tuned",
+    "tuned_label",
 ]
 
 
@@ -178,6 +181,18 @@ def available_agent_names() -> set[str]:
 
 def _a(name: str, label: str | None = None, **params: Any) -> AgentSpec:
     return AgentSpec(name, params, label)
+
+
+def tuned_label(name: str) -> str:
+    """``name[config=tuned]``: the label of an agent's tuned configuration (issue 35 item 1)."""
+    return f"{name}[config=tuned]"
+
+
+def tuned(name: str) -> AgentSpec:
+    """Agent ``name`` in its tuned configuration (``agents/configs/tuned/NAME.json``), its
+    parameters resolved into the spec so that a re-tuned configuration is a new cell (the
+    cell fingerprint holds the parameters, not the file)."""
+    return _a(name, tuned_label(name), config="tuned", **config_params(name, "tuned"))
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
