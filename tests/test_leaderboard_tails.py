@@ -1,7 +1,7 @@
-"""The ``tails-v0`` leaderboard suite (issue 35 item 4): exactly the registered ``tails-v0``
-envs (not their Gaussian controls), each at its registered default horizon, ranked with both
-configurations of every reference; its envs are admitted by the archive's criterion
-(``tests/test_tails_suite.py``)."""
+"""The ``tails-v0`` leaderboard suite (issue 35 item 4): exactly the envs of
+:data:`hbo_envs.registration.TAILS_V0` (those the archive's criterion confirms,
+``tests/test_tails_suite.py``; not their Gaussian controls), each at its registered default
+horizon, ranked with both configurations of every reference."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import gymnasium as gym
 
 import hbo_envs
 from hbo_envs.leaderboard import load_suite
-from hbo_envs.registration import TAILS_ENVS, tails_id
+from hbo_envs.registration import TAILS_V0, tails_id
 
 BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
 
@@ -19,7 +19,7 @@ BOARDS = Path(__file__).resolve().parents[1] / "leaderboards"
 def test_tails_suite_ranks_every_tails_env_at_its_registered_horizon() -> None:
     suite = load_suite("tails-v0", BOARDS)
     assert suite.title == "Heavy tails that break GP-UCB"
-    want = [tails_id(name) for name, *_ in TAILS_ENVS]
+    want = [tails_id(name) for name in TAILS_V0]
     assert list(suite.env_ids) == want
     assert all(i in hbo_envs.ENV_IDS for i in want)
     assert not any(i.endswith("-Gaussian-v0") for i in suite.env_ids)  # controls, not ranked
