@@ -839,8 +839,6 @@ class GPPosteriorEngine:
             ds = (tot[shifted] - self.sums[shifted]) / lam
             mean += cov[:, shifted] @ ds
             self.sums[shifted] = tot[shifted]
-        if k >= 2:
-            return self._move_block(moved, dp[moved] / lam, prec, tot, cnt)
         for a in moved.tolist():
             c = cov[:, a].copy()
             q = float(dp[a]) / lam
@@ -855,61 +853,6 @@ class GPPosteriorEngine:
             self.sums[a] = tot[a]
             self.precision[a] = prec[a]
             self._moves += 1
-        self.counts[:] = cnt
-        self.t = int(cnt.sum())
-        self._std = None
-        return k
-
-    def _move_block(
-        self, moved: np.ndarray, q: np.ndarray, prec: np.ndarray, tot: np.ndarray, cnt: np.ndarray
-    ) -> int:
-        """The ``k`` rank-one moves of :meth:`_move_statistics` (arms ``moved``, ascending;
-        ``q = dp / lambda``) as one rank-``k`` change: with ``C = Sigma[:, moved]``,
-        ``Q = diag(q)`` and ``A = I + Q C[moved]`` (Woodbury and the determinant lemma on
-        the same linear algebra as the one-by-one moves)::
-
-            mean  <- mean + C A^{-1} (ds / lambda - Q mean[moved])
-            Sigma <- Sigma - C (A^{-1} Q) C^T                 # A^{-1} Q symmetric
-            info_gain += (1/2) ln det A
-
-        The pivots of ``A``'s elimination in arm order (no pivoting) are exactly the
-        denominators ``1 + q c[a]`` of the one-by-one moves in that order, so the same
-        guard applies: any pivot below 1/2 (an arm losing more than half its information
-        after the others moved) re-derives instead. With only gains (``q >= 0``) every
-        pivot is ``>= 1`` (``A`` is similar to ``I + Q^{1/2} C[moved] Q^{1/2} >= I``) and
-        ``ln det A`` comes from one LU. One gather, one ``k x k`` solve and one ``dgemm``
-        instead of ``k`` column copies and ``2k`` rank-one BLAS calls."""
-        cov, mean, lam = self.cov, self.mean, self.lam
-        k = moved.size
-        C = cov[:, moved]
-        A = C[moved] * q[:, None]
-        A[np.diag_indices(k)] += 1.0
-        if (q < 0).any():
-            U = A.copy()
-            logdet = 0.0
-            for j in range(k):
-                p = float(U[j, j])
-                if not p >= 0.5:  # as the one-by-one guard: re-derive
-                    self._apply_statistics(prec, tot, cnt)
-                    return 0
-                logdet += math.log(p)
-                if j + 1 < k:
-                    U[j + 1 :, j + 1 :] -= np.outer(U[j + 1 :, j], U[j, j + 1 :] / p)
-        else:
-            logdet = float(np.linalg.slogdet(A)[1])
-        ds = (tot[moved] - self.sums[moved]) / lam  # (k, r)
-        rhs = np.empty((k, self.r + k))
-        rhs[:, : self.r] = ds - q[:, None] * mean[moved]
-        rhs[:, self.r :] = np.diag(q)
-        X = np.linalg.solve(A, rhs)
-        mean += C @ X[:, : self.r]
-        Xq = X[:, self.r :]
-        Xq = 0.5 * (Xq + Xq.T)
-        blas.dgemm(-1.0, C @ Xq, C, beta=1.0, c=cov, trans_b=1, overwrite_c=1)
-        self.info_gain += 0.5 * logdet
-        self.sums[moved] = tot[moved]
-        self.precision[moved] = prec[moved]
-        self._moves += k
         self.counts[:] = cnt
         self.t = int(cnt.sum())
         self._std = None
