@@ -42,6 +42,11 @@ LAPLACE_ITERS = 50
 #: The mode search refactors its matrix when a step shrinks by less than this factor.
 CHORD_MAX_RATIO = 0.02
 
+#: A diagnosis that moves an arm's inlier sum by more than this many times the inliers'
+#: scale re-derives the GP on the inliers instead of moving it (no rounding residue of
+#: a removed corruption: ``eps * 1e4`` relative at most).
+SUBTRACT_MAX = 1e4
+
 #: The Laplace variance comes from an engine kept by rank-one updates when the Fisher
 #: noise variance ``1 / w_obs`` is at least this fraction of the largest ``k(x, x)`` (the
 #: updates then keep ~12 digits); below it, it is computed afresh at each diagnosis.
@@ -479,8 +484,17 @@ class OutlierGPUCB(GPUCB):
         if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
             if self._diagnose():
                 cnt, tot = self._inliers
-                # few arms' inlier statistics change between diagnoses: rank-one moves
-                self.engine_._move_statistics(cnt.astype(float), tot[:, None], cnt)
+                eng = self.engine_
+                prec = cnt.astype(float)
+                # few arms' inlier statistics change between diagnoses: rank-one moves;
+                # but a flagged reward far beyond the inliers' scale (a corruption the
+                # engine held as an inlier since it arrived) would leave its rounding
+                # (eps |y|) in the mean if subtracted: re-derive then
+                scale = 1.0 + float(np.max(np.abs(tot) / np.maximum(prec, 1.0)))
+                if float(np.max(np.abs(tot - eng.sums[:, 0]))) > SUBTRACT_MAX * scale:
+                    eng._apply_statistics(prec, tot[:, None], cnt)
+                else:
+                    eng._move_statistics(prec, tot[:, None], cnt)
                 return
         # a new point is an inlier until the next accepted diagnosis
         self.engine_.observe(arm, reward)
