@@ -268,30 +268,46 @@ class OutlierGPUCB(GPUCB):
        them: :meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics` with
        ``precision = n_a``, ``sums = s_a``; exact), then GP-UCB's rule.
 
-    Cost. A diagnosis round stays ``O(t)``: the Laplace fit over all ``t`` observations is
-    the published procedure (note §2, step 2), and the Student-t likelihood has no per-arm
-    sufficient statistics, so each step of the mode search passes over them once
-    (``r = y - f[idx]``, the score and the curvature, two ``bincount``: about eight
-    vectorised passes over ``t`` numbers, plus a Cholesky factor of
-    ``I + W'^{1/2} K_SS W'^{1/2}``, ``O(|S|^3 / 3)``). The search starts from the previous
-    diagnosis's mode (new arms at 0) and steps with the observed curvature floored at the
-    Fisher information (:func:`student_t_laplace`, ``newton=True``: the same mode, in about
-    5 steps against the ~15 of Fisher scoring from the same start and ~20 from 0 on
-    ``hbo/RKHS-SE-StudentT-v0``). So a diagnosis costs ``~5 (8 t + |S|^3 / 3)`` flops-ish,
-    every ``n_schedule`` rounds, and a round ``O(t / n_schedule)`` amortised with a small
-    constant; ``benchmarks/bench_agents.py --against`` prints it. (The Student-t posterior
-    is not log-concave, so a warm start could in principle settle in another local mode
-    than a cold one; the lockstep tests against the previous cold-started implementation
-    see identical masks and actions.) Everything around it is flat in ``t``: the
-    observations live in numpy buffers grown by doubling (no list conversions), the
-    played-arm positions and ``K_SS`` are cached (no ``np.unique`` sort), the Student-t
-    quantile is computed once, and the Gaussian GP on the inliers follows the per-arm
-    inlier counts and sums on the agent's one engine
-    (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`: a rank-one move of each
-    arm whose inlier statistics changed since the last diagnosis, ``O(n^2)`` each; a
-    re-derivation when many did). Other rounds ``O(n^2)`` (one engine update). Kernel
-    hyperparameters are the problem's (no refit; the re-implementation refits them by
-    maximum likelihood).
+    Cost. A diagnosis is the published procedure (note §2, step 2: a Laplace fit over
+    all ``t`` observations, every flag tested) computed without a pass over them, and
+    warm-started from the last diagnosis's mode on the played set ``S``:
+
+    - the Student-t score and curvature of each played arm come from per-arm Taylor
+      moments of a Cauchy sum (:class:`StudentTScores`: ``O(|S| order)`` per step, to
+      below the rounding of the direct sums; an arm whose mode strays is re-centred from
+      its rewards, rarely once the modes settle);
+    - the mode search is a chord iteration on :func:`student_t_laplace`'s floored Newton
+      step: its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` is factored (``O(|S|^3 / 3)``) only
+      when ``S`` grew or a step shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise
+      each step is two ``|S| x |S|`` products and a triangular solve pair (the fixed point,
+      the mode, does not depend on ``W'``; about 5 steps a diagnosis late in a run on
+      ``hbo/RKHS-SE-StudentT-v0``, fewer than one factorisation);
+    - the Laplace variance ``diag((K_SS^{-1} + W)^{-1})`` (Fisher ``W``, which only
+      grows with the counts) is the posterior variance of a GP with noise variance
+      ``1 / w_obs``, kept by a second engine at ``O(n^2)`` a round (``O(n |S|)`` on the
+      played set) instead of ``O(|S|^3)`` a diagnosis; below :data:`FISHER_ENGINE_MIN_LAM`
+      (where rank-one updates would lose digits) it is computed per diagnosis;
+    - the inliers' per-arm counts and sums come from window searches in each arm's sorted
+      rewards (:class:`~agents.robust.rcgp_ucb.PlateauRewards`, windows shrunk by a few
+      ulps): only the flagged rewards, those within ulps of a window edge, the
+      not-yet-merged ``O(sqrt t)`` and those beyond a far bound are tested one by one,
+      with :func:`flag_outliers`' own arithmetic — the same mask;
+    - the GP on the inliers follows them by rank-one moves of the arms whose inlier
+      statistics changed (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`),
+      re-derived instead when a corruption far beyond the inliers' scale leaves it
+      (:data:`SUBTRACT_MAX`).
+
+    So a diagnosis costs ``O(steps (|S|^2 + |S| order) + #flagged + sqrt(t) + |S| log t)``
+    plus ``O(k n^2)`` for ``k`` moved arms and the occasional factorisation; a round adds
+    two ``O(n^2)`` engine updates (as two GP-UCB rounds) — flat in ``t`` while the flagged
+    rewards stay few (corruptions; ``alpha`` of the noise under a mis-set scale).
+    ``benchmarks/bench_agents.py --against REV`` prints it beside another revision. The
+    Student-t posterior is not log-concave: with a scale well below the noise a warm
+    start can track another local mode than a cold start (the previous implementation's
+    warm start did too); the lockstep tests against the cold refit use scales of the
+    noise's order. ``outliers_`` rebuilds the mask on demand from the last accepted
+    diagnosis's per-arm modes and ``q sd``. Kernel hyperparameters are the problem's (no
+    refit; the re-implementation refits them by maximum likelihood).
 
     Parameters: as :class:`~agents.gp.gp_ucb.GPUCB` plus ``n_init`` (10), ``n_schedule``
     (2), ``nu`` (4, ``> 2``), ``alpha`` (0.05), ``max_outlier_fraction`` (0.5) — the
