@@ -531,6 +531,17 @@ def test_outlier_gp_ucb_matches_the_cold_refit_under_corruptions(kw):
         assert new.outliers_.sum() > 400 // 23  # more than the corruptions
 
 
+def test_outlier_gp_ucb_coarse_mode_refines_when_a_flag_is_ambiguous(monkeypatch):
+    # a coarse mode 1e5 times looser than the default: rewards near a window edge make
+    # the diagnosis refine the mode to 1e-10, and the masks stay the cold refit's
+    import agents.robust.outlier_gp_ucb as mod
+
+    monkeypatch.setattr(mod, "MODE_TOL_COARSE", 1e-2)
+    p = problem(n=15, horizon=400)
+    new = _corrupted_lockstep(OutlierGPUCB(scale=0.3), _previous()[1](scale=0.3), p, 400, 3)
+    assert new.mode_refinements > 10
+
+
 def test_outlier_gp_ucb_mode_search_reuses_its_factor_late_in_a_run():
     # the chord iteration factors I + W'^1/2 K W'^1/2 less than once per diagnosis (the
     # previous floored Newton: about 5 times) and re-centres the moments rarely once the

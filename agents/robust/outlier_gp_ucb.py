@@ -39,6 +39,10 @@ __all__ = ["OutlierGPUCB", "SCALE_RANGE", "student_t_laplace", "flag_outliers"]
 #: Most mode-search steps per diagnosis (as :func:`student_t_laplace`'s ``iters``).
 LAPLACE_ITERS = 50
 
+#: The coarse mode search stops at a step below this (relative, after a step that
+#: halved at least); its flags are checked against the distance it may be off.
+MODE_TOL_COARSE = 1e-7
+
 #: The mode search refactors its matrix when a step shrinks by less than this factor.
 CHORD_MAX_RATIO = 0.02
 
@@ -403,8 +407,11 @@ class OutlierGPUCB(GPUCB):
         self._mask_centre = np.zeros(n)
         self._mask_half = np.zeros(n)
         self.newton_factorizations = 0
+        self.mode_refinements = 0  # coarse modes refined because a flag was ambiguous
 
-    def _mode_search(self, f: np.ndarray, W: np.ndarray) -> np.ndarray:
+    def _mode_search(
+        self, f: np.ndarray, W: np.ndarray, tol: float = 1e-10
+    ) -> tuple[np.ndarray, float]:
         """The mode of ``p(f_S | y)`` from ``f``: the step of :func:`student_t_laplace`
         (``newton=True``) with its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` factored only when
         ``S`` changed or a step shrinks by less than :data:`CHORD_MAX_RATIO`: a chord
@@ -439,12 +446,14 @@ class OutlierGPUCB(GPUCB):
             np.subtract(f_new, f, out=f)
             step = float(np.abs(f).max())
             f = f_new
-            if step <= 1e-10 * (1.0 + float(np.abs(f_new).max())):
+            if step <= tol * (1.0 + float(np.abs(f_new).max())) and (
+                tol <= 1e-10 or step <= 0.5 * prev
+            ):
                 break
             refactor = step > CHORD_MAX_RATIO * prev
             prev = step
         self._factor = fac
-        return f
+        return f, step
 
     def _diagnose(self) -> bool:
         """One diagnosis (class docstring, steps 2-3); True when its mask is accepted,
@@ -454,25 +463,38 @@ class OutlierGPUCB(GPUCB):
             self._K_SS = self.problem_.kernel_block(S, S)
         counts = self._rewards.count[S]
         W = counts * self._w_obs
-        f_hat = self._mode_search(self._mode[S], W)
-        self._mode[S] = f_hat  # the next diagnosis starts here (a new arm: at 0)
+        # a coarse mode first: its flags are those of the mode itself unless a reward lies
+        # within 10 last steps of a window edge (then the search goes on to 1e-10)
+        f_hat, step = self._mode_search(self._mode[S], W, MODE_TOL_COARSE)
         if self._fisher is not None:
             var = np.maximum(self._fisher.variance()[S], 0.0)
         else:
             var = _laplace_variance(self._K_SS, W)
         sd = np.sqrt(var + self._noise)
         half = _t_quantile(self.nu_, self.alpha_) * sd  # flag_outliers' q sd, per arm
-        centre = np.zeros(n)
-        centre[S] = f_hat
         halfw = np.zeros(n)
         halfw[S] = half
-        # certainly inside: a window shrunk by a few ulps, so that every reward counted
-        # there also passes flag_outliers' |y - m| <= q sd in floating point; the others
-        # are tested one by one with flag_outliers' own arithmetic
+        centre = np.zeros(n)
         eps = np.finfo(float).eps
-        sure = np.maximum(halfw - 8.0 * eps * (np.abs(centre) + halfw), 0.0)
-        cnt_in, sum_in, oa, oy = self._rewards.statistics(centre, sure)
-        keep = ~(np.abs(oy - centre[oa]) > halfw[oa])
+        delta = 10.0 * step
+        while True:
+            centre[S] = f_hat
+            # certainly inside: a window shrunk by a few ulps (and by delta, the distance
+            # the coarse mode may be off), so that every reward counted there also passes
+            # flag_outliers' |y - m| <= q sd in floating point; the others are tested one
+            # by one with flag_outliers' own arithmetic
+            ulp = 8.0 * eps * (np.abs(centre) + halfw)
+            sure = np.maximum(halfw - ulp - delta, 0.0)
+            cnt_in, sum_in, oa, oy = self._rewards.statistics(centre, sure)
+            dist = np.abs(oy - centre[oa])
+            if delta > 0.0 and np.any(np.abs(dist - halfw[oa]) <= delta + ulp[oa]):
+                f_hat, _ = self._mode_search(f_hat, W)  # ambiguous: the mode to 1e-10
+                self.mode_refinements += 1
+                delta = 0.0
+                continue
+            break
+        self._mode[S] = f_hat  # the next diagnosis starts here (a new arm: at 0)
+        keep = ~(dist > halfw[oa])
         cnt = cnt_in + np.bincount(oa[keep], minlength=n)
         if (t - int(cnt.sum())) / t > self.max_frac_:  # safeguard (step 3): old mask
             return False
