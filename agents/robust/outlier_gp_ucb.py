@@ -284,8 +284,11 @@ class OutlierGPUCB(GPUCB):
       step: its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` is factored (``O(|S|^3 / 3)``) only
       when ``S`` grew or a step shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise
       each step is two ``|S| x |S|`` products and a triangular solve pair (the fixed point,
-      the mode, does not depend on ``W'``; about 5 steps a diagnosis late in a run on
-      ``hbo/RKHS-SE-StudentT-v0``, fewer than one factorisation);
+      the mode, does not depend on ``W'``); it stops at a step below
+      :data:`MODE_TOL_COARSE` and goes on to the ``1e-10`` of :func:`student_t_laplace`
+      only when a reward lies within ten last steps of a window edge, so the flags are
+      those of the mode itself (a few steps a diagnosis late in a run, fewer than one
+      factorisation);
     - the Laplace variance ``diag((K_SS^{-1} + W)^{-1})`` (Fisher ``W``, which only
       grows with the counts) is the posterior variance of a GP with noise variance
       ``1 / w_obs``, kept by a second engine at ``O(n^2)`` a round (``O(n |S|)`` on the
