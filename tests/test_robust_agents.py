@@ -564,3 +564,13 @@ def test_outlier_gp_ucb_mode_search_reuses_its_factor_late_in_a_run():
     diagnoses = 500 // agent.n_schedule_
     assert marks[1499][0] - marks[999][0] < diagnoses, marks
     assert marks[1499][1] - marks[999][1] < diagnoses / 4, marks
+
+
+def test_student_t_scores_refuse_an_n_that_cannot_fit_before_allocating(monkeypatch):
+    from agents.robust.outlier_gp_ucb import StudentTScores
+    from hbo_envs.memory import MemoryLimitError
+
+    monkeypatch.setenv("HBO_MEMORY_LIMIT", str(10**6))
+    with pytest.raises(MemoryLimitError, match=r"StudentTScores: n=10000000000 needs an "
+                       r"estimated 1.0 TB"):  # fmt: skip
+        StudentTScores(10**10, 4.0, 1.0, rewards=None)
