@@ -507,6 +507,25 @@ class OutlierGPUCB(GPUCB):
         self._mask_centre, self._mask_half = centre, halfw
         return True
 
+    def _only_new(self, cnt: np.ndarray, tot: np.ndarray, arm: int, reward: float) -> bool:
+        """Whether the inliers ``(cnt, tot)`` of a diagnosis are the GP's current ones
+        plus, or not, the newest reward at ``arm``: every count equal and every sum equal
+        to rounding (``1e-12`` relative per reward; a swap of two rewards within that of
+        each other changes the posterior by no more than rounding either way)."""
+        eng = self.engine_
+        held_cnt, held = eng.counts, eng.sums[:, 0]
+        new_in = int(cnt[arm] - held_cnt[arm])
+        if new_in not in (0, 1):
+            return False
+        same = cnt == held_cnt
+        same[arm] = True
+        if not same.all():
+            return False
+        diff = tot - held
+        diff[arm] -= reward * new_in
+        slack = 1e-12 * (1.0 + np.abs(held)) * (1.0 + cnt)
+        return bool(np.all(np.abs(diff) <= slack))
+
     def _observe(self, arm: int, reward: float) -> None:
         t = self._t
         if t == self._y_buf.size:
@@ -526,6 +545,13 @@ class OutlierGPUCB(GPUCB):
             if self._diagnose():
                 cnt, tot = self._inliers
                 eng = self.engine_
+                # the common case: no flag changed, the new reward is an inlier or not;
+                # then the GP on the inliers only needs it (one observe), not a move of
+                # every arm (which the played-set representation would re-derive)
+                if self._only_new(cnt, tot, arm, reward):
+                    if cnt[arm] > eng.counts[arm]:
+                        eng.observe(arm, reward)
+                    return
                 prec = cnt.astype(float)
                 # few arms' inlier statistics change between diagnoses: rank-one moves;
                 # but a flagged reward far beyond the inliers' scale (a corruption the
