@@ -299,13 +299,17 @@ class OutlierGPUCB(GPUCB):
       ulps): only the flagged rewards, those within ulps of a window edge, the
       not-yet-merged ``O(sqrt t)`` and those beyond a far bound are tested one by one,
       with :func:`flag_outliers`' own arithmetic — the same mask;
-    - the GP on the inliers follows them by rank-one moves of the arms whose inlier
-      statistics changed (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`),
-      re-derived instead when a corruption far beyond the inliers' scale leaves it
-      (:data:`SUBTRACT_MAX`).
+    - the GP on the inliers only conditions on the new reward (one ``O(n^2)`` update)
+      when the diagnosis changed no flag, the common case; otherwise it follows the
+      inliers by rank-one moves of the arms whose statistics changed
+      (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`; the played-set
+      representation re-derives), re-derived also when a corruption far beyond the
+      inliers' scale leaves it (:data:`SUBTRACT_MAX`).
 
     So a diagnosis costs ``O(steps (|S|^2 + |S| order) + #flagged + sqrt(t) + |S| log t)``
-    plus ``O(k n^2)`` for ``k`` moved arms and the occasional factorisation; a round adds
+    plus ``O(k n^2)`` for ``k`` moved arms when flags changed, and a factorisation
+    ``O(|S|^3 / 3)`` when ``S`` grew (every diagnosis while new arms keep arriving, e.g.
+    thousands of arms) or the chord slowed; a round adds
     two ``O(n^2)`` engine updates (as two GP-UCB rounds) — flat in ``t`` while the flagged
     rewards stay few (corruptions; ``alpha`` of the noise under a mis-set scale).
     ``benchmarks/bench_agents.py --against REV`` prints it beside another revision. The
