@@ -16,7 +16,8 @@ from hbo_envs.judging import archive as A
 
 @pytest.fixture
 def tiny(monkeypatch, tmp_path):
-    """bkc2020-fig1 at 1 seed x T = 20 (10 cells) in a temporary archive."""
+    """bkc2020-fig1 at 1 seed x T = 20 (18 cells: 4 agents in their paper and tuned
+    configurations and the floor, 2 envs) in a temporary archive."""
     monkeypatch.setitem(A.BUDGETS, "bkc2020-fig1", A.Budget(seeds=1, horizon=20, reason="a test"))
     return tmp_path / "archive"
 
@@ -27,7 +28,7 @@ def _quiet(*_a: object) -> None:
 
 def test_build_resume_stale_and_verify(tiny) -> None:
     n = len(A.plan("bkc2020-fig1"))
-    assert n == 10
+    assert n == 18
     c = A.build(["bkc2020-fig1"], root=tiny, workers=1, batch=4, log=_quiet)
     assert c["run"] == n and c["failed"] == 0
     meta = A.read_meta("bkc2020-fig1", tiny)

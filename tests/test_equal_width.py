@@ -219,10 +219,21 @@ def test_equal_width_experiment_is_registered_with_gp_ucbs_width_and_paired_seed
     cells = plan("equal-width", check_data=False)
     by = {(c.variant, c.spec.agent.label) for c in cells}
     for name in ESTIMATORS:
-        params = {repr(dict(c.spec.agent.params)) for c in cells if c.spec.agent.source == name}
+        params = {
+            repr(dict(c.spec.agent.params))
+            for c in cells
+            if c.spec.agent.source == name and "config" not in c.spec.agent.params
+        }
         assert params == {"{'beta': 'gp-ucb'}", "{'beta': 2.0}"}
+        # and its tuned configuration, the stored choice resolved into the cell
+        tuned = {c.spec.agent.label for c in cells if c.spec.agent.params.get("config")}
+        assert f"{name}[config=tuned]" in tuned
     # GP-UCB at its own width (no override) and at the common constant width
-    gp = {repr(dict(c.spec.agent.params)) for c in cells if c.spec.agent.source == "gp-ucb"}
+    gp = {
+        repr(dict(c.spec.agent.params))
+        for c in cells
+        if c.spec.agent.source == "gp-ucb" and "config" not in c.spec.agent.params
+    }
     assert gp == {"{}", "{'beta': 2.0}"}
     for c in exp.claims:  # each estimator is compared with GP-UCB at its own width
         assert c.a.split("[")[1] == c.b.split("[")[1] if "[" in c.b else "gp-ucb]" in c.a

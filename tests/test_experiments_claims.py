@@ -86,9 +86,14 @@ def test_qff_is_excluded_on_5d_with_a_reason_and_runs_elsewhere():
         labels = {s.label for s in exp.specs_for(env, specs)}
         assert ("ata-gp-ucb-qff" in labels) == ("5D" not in env)
     excl = exp.exclusions(specs)
-    assert len(excl) == 2 and all("32^5" in x.reason for x in excl)
+    # the paper row's two exclusions, and the same two for its tuned row
+    assert (
+        sorted(x.agent for x in excl)
+        == ["ata-gp-ucb-qff"] * 2 + ["ata-gp-ucb-qff[config=tuned]"] * 2
+    )
+    assert all("32^5" in x.reason for x in excl)
     # not listed when the agent is not run at all
-    assert exp.exclusions([s for s in specs if s.label != "ata-gp-ucb-qff"]) == []
+    assert exp.exclusions([s for s in specs if s.source != "ata-gp-ucb-qff"]) == []
 
 
 def test_quick_configs_let_mom_gp_ucb_decide():
@@ -280,14 +285,17 @@ def test_every_claim_kind_in_the_registry_has_a_failing_control():
     claim classes the shipped experiments use must be the ones whose controls are tested
     (Less, Lowest, Growth in tests/test_claims.py; NoWorse, Runs, LessAcross and PaperValue
     above; AttackRatio in tests/test_robust_experiments.py; AtEqualWidth in
-    tests/test_equal_width.py). A new claim class fails this until its control test exists
-    and it is listed here."""
+    tests/test_equal_width.py; TailBreaks in tests/test_tails_suite.py). A new claim class
+    fails this until its control test exists and it is listed here."""
     from hbo_envs.judging.experiments.beyond import AttackRatio
     from hbo_envs.judging.experiments.equal_width import AtEqualWidth
     from hbo_envs.judging.experiments.real_data import PaperValue
 
     controlled = {Less, Lowest, Growth, AttackRatio, PaperValue, NoWorse, Runs, LessAcross}
     controlled.add(AtEqualWidth)
+    from hbo_envs.judging.experiments.tails import TailBreaks  # control: test_tails_suite.py
+
+    controlled.add(TailBreaks)
     used = {type(c) for exp in EXPERIMENTS.values() for c in exp.claims}
     assert used <= controlled, f"claim classes without a failing control: {used - controlled}"
     growth_kinds = {c.kind for exp in EXPERIMENTS.values() for c in exp.claims

@@ -21,16 +21,40 @@ covariance is ``(K_SS^{-1} + W)^{-1}``. Student-t scale ``s = R`` (the problem's
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
 from scipy import linalg, stats
 from scipy.linalg import lapack
 
+from agents.gp.engine import GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
+from agents.robust.rcgp_ucb import PlateauRewards
+from hbo_envs.memory import check_memory
 from hbo_envs.validation import MAX_HORIZON, check_int, check_real
 
 __all__ = ["OutlierGPUCB", "SCALE_RANGE", "student_t_laplace", "flag_outliers"]
+
+#: Most mode-search steps per diagnosis (as :func:`student_t_laplace`'s ``iters``).
+LAPLACE_ITERS = 50
+
+#: The coarse mode search stops at a step below this (relative, after a step that
+#: halved at least); its flags are checked against the distance it may be off.
+MODE_TOL_COARSE = 1e-7
+
+#: The mode search refactors its matrix when a step shrinks by less than this factor.
+CHORD_MAX_RATIO = 0.02
+
+#: A diagnosis that moves an arm's inlier sum by more than this many times the inliers'
+#: scale re-derives the GP on the inliers instead of moving it (no rounding residue of
+#: a removed corruption: ``eps * 1e4`` relative at most).
+SUBTRACT_MAX = 1e4
+
+#: The Laplace variance comes from an engine kept by rank-one updates when the Fisher
+#: noise variance ``1 / w_obs`` is at least this fraction of the largest ``k(x, x)`` (the
+#: updates then keep ~12 digits); below it, it is computed afresh at each diagnosis.
+FISHER_ENGINE_MIN_LAM = 1e-3
 
 #: Allowed Student-t scales (``scale`` or ``R``): ``scale^2`` and ``1 / scale^2`` stay
 #: far from overflow in the likelihood's terms.
@@ -122,11 +146,106 @@ def student_t_laplace(
     return f, np.maximum(var, 0.0)
 
 
+def _laplace_variance(K_SS: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``diag((K_SS^{-1} + W)^{-1})`` from ``chol(I + W^{1/2} K_SS W^{1/2})``, as
+    :func:`student_t_laplace` returns it (``O(|S|^3)``)."""
+    sw = np.sqrt(W)
+    B = np.eye(W.size) + sw[:, None] * K_SS * sw[None, :]
+    Lb = linalg.cholesky(B, lower=True)
+    V = linalg.solve_triangular(Lb, sw[:, None] * K_SS, lower=True)
+    return np.maximum(np.diagonal(K_SS) - np.sum(V * V, axis=0), 0.0)
+
+
 def flag_outliers(
     y: np.ndarray, mean: np.ndarray, sd: np.ndarray, nu: float, alpha: float
 ) -> np.ndarray:
     """``True`` where ``|y - mean| > t_{nu, 1 - alpha/2} sd`` (note §2, step 2)."""
     return np.abs(y - mean) > _t_quantile(float(nu), float(alpha)) * sd
+
+
+class StudentTScores:
+    """Per-arm score and curvature of a Student-t likelihood, without a pass over ``t``.
+
+    Arm ``a``'s part of the log-likelihood's gradient and of its (minus) second derivative
+    at a latent value ``f`` are sums over the arm's rewards ``y_i`` (``r_i = y_i - f``,
+    ``c = nu s^2``)::
+
+        g_a(f) = (nu + 1) sum_i r_i / (c + r_i^2)       = (nu + 1) Re G_a(z)
+        H_a(f) = (nu + 1) sum_i (c - r_i^2) / (c + r_i^2)^2 = -(nu + 1) Re G_a'(z)
+
+    with ``G_a(z) = sum_i 1 / (y_i - z)`` at the complex point ``z = f + i sqrt(c)`` (a
+    Cauchy sum: ``1 / (r - i sqrt c) = (r + i sqrt c) / (r^2 + c)``). ``G_a`` is analytic
+    off the real line and every pole ``y_i`` lies at distance ``>= sqrt(c)`` from ``z``,
+    so about a centre ``z0 = f0 + i sqrt(c)`` (``d = f - f0`` real)::
+
+        G_a(z0 + d) = sum_k d^k M_k,     M_k = sum_i w_i^(k+1),   w_i = 1 / (y_i - z0)
+
+    with ``|w_i| <= 1 / sqrt(c)``. The store keeps ``Re M_k`` for ``k < order`` per arm
+    (``order`` numbers, updated in ``O(order)`` when a reward arrives) and evaluates
+    ``g_a``, ``H_a`` in ``O(order)`` per arm. Truncation: with ``rho = |d| / sqrt(c) <=
+    radius`` the tail of ``G_a`` is at most ``A rho^order / (1 - rho)``, ``A = sum_i |w_i|``
+    (the size of the terms summed anyway), i.e. ``~1e-17 A`` at the defaults
+    (``radius = 1/32``, ``order = 12``): below the rounding of the direct sum. An arm whose
+    ``f`` strays further than ``radius sqrt(c)`` from its centre is re-centred at ``f``
+    from its rewards (``O(n_a order)``, :meth:`~agents.robust.rcgp_ucb.PlateauRewards.
+    arm_values`); late in a run the modes settle and re-centring is rare.
+
+    Memory: ``8 order n`` bytes (refused before allocating when it does not fit).
+    """
+
+    def __init__(
+        self, n: int, nu: float, scale: float, rewards: Any, *, order: int = 12,
+        radius: float = 1 / 32,
+    ) -> None:  # fmt: skip
+        check_memory("StudentTScores", "n", n, 8.0 * order * n + 8.0 * n, "Use fewer arms.")
+        self.nu1 = nu + 1.0
+        self.root_c = math.sqrt(nu) * scale  # sqrt(nu s^2)
+        self.order = order
+        self.reach = radius * self.root_c
+        self._ks = np.arange(1, order + 1)  # powers of w: w^(k+1), k < order
+        self._kd = np.arange(1, order, dtype=float)[:, None]  # d/dd d^k = k d^(k-1)
+        self._re = np.zeros((order, n))  # Re M_k per arm (row k: all arms)
+        self._centre = np.zeros(n)
+        self._rewards = rewards  # a PlateauRewards holding every reward (re-centring)
+        self.recentred = 0  # arms re-centred so far
+        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def add(self, arm: int, y: float) -> None:
+        """Count reward ``y`` at ``arm`` (``O(order)``)."""
+        w = 1.0 / complex(y - self._centre[arm], -self.root_c)
+        self._cache = None
+        self._re[:, arm] += (w**self._ks).real
+
+    def _recentre(self, arms: np.ndarray, f: np.ndarray) -> None:
+        owner, ys = self._rewards.arm_values(arms)
+        self._centre[arms] = f
+        pos = np.searchsorted(arms, owner) if arms.size > 1 else np.zeros(owner.size, int)
+        w = 1.0 / ((ys - f[pos]) - 1j * self.root_c)
+        P = w[:, None] ** self._ks[None, :]
+        re = np.zeros((arms.size, self.order))
+        np.add.at(re, pos, P.real)
+        self._re[:, arms] = re.T
+        self.recentred += arms.size
+        self._cache = None
+
+    def derivatives(self, S: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(g, H)`` at latent values ``f`` of the (ascending, distinct) arms ``S``."""
+        cache = self._cache
+        if cache is None or cache[0] is not S:
+            re = self._re[:, S]
+            cache = (S, self._centre[S], self.nu1 * re, (-self.nu1 * self._kd) * re[1:])
+            self._cache = cache
+        d = f - cache[1]
+        if not (d.max() <= self.reach and d.min() >= -self.reach):
+            far = np.abs(d) > self.reach
+            if far.any():
+                self._recentre(S[far], f[far])
+                return self.derivatives(S, f)
+        P = np.empty((self.order, d.size))  # row k: d^k
+        P[0] = 1.0
+        P[1:] = d
+        np.multiply.accumulate(P[1:], axis=0, out=P[1:])
+        return np.einsum("km,km->m", P, cache[2]), np.einsum("km,km->m", P[:-1], cache[3])
 
 
 @functools.lru_cache(maxsize=64)
@@ -153,30 +272,53 @@ class OutlierGPUCB(GPUCB):
        them: :meth:`~agents.gp.engine.GPPosteriorEngine.set_statistics` with
        ``precision = n_a``, ``sums = s_a``; exact), then GP-UCB's rule.
 
-    Cost. A diagnosis round stays ``O(t)``: the Laplace fit over all ``t`` observations is
-    the published procedure (note §2, step 2), and the Student-t likelihood has no per-arm
-    sufficient statistics, so each step of the mode search passes over them once
-    (``r = y - f[idx]``, the score and the curvature, two ``bincount``: about eight
-    vectorised passes over ``t`` numbers, plus a Cholesky factor of
-    ``I + W'^{1/2} K_SS W'^{1/2}``, ``O(|S|^3 / 3)``). The search starts from the previous
-    diagnosis's mode (new arms at 0) and steps with the observed curvature floored at the
-    Fisher information (:func:`student_t_laplace`, ``newton=True``: the same mode, in about
-    5 steps against the ~15 of Fisher scoring from the same start and ~20 from 0 on
-    ``hbo/RKHS-SE-StudentT-v0``). So a diagnosis costs ``~5 (8 t + |S|^3 / 3)`` flops-ish,
-    every ``n_schedule`` rounds, and a round ``O(t / n_schedule)`` amortised with a small
-    constant; ``benchmarks/bench_agents.py --against`` prints it. (The Student-t posterior
-    is not log-concave, so a warm start could in principle settle in another local mode
-    than a cold one; the lockstep tests against the previous cold-started implementation
-    see identical masks and actions.) Everything around it is flat in ``t``: the
-    observations live in numpy buffers grown by doubling (no list conversions), the
-    played-arm positions and ``K_SS`` are cached (no ``np.unique`` sort), the Student-t
-    quantile is computed once, and the Gaussian GP on the inliers follows the per-arm
-    inlier counts and sums on the agent's one engine
-    (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`: a rank-one move of each
-    arm whose inlier statistics changed since the last diagnosis, ``O(n^2)`` each; a
-    re-derivation when many did). Other rounds ``O(n^2)`` (one engine update). Kernel
-    hyperparameters are the problem's (no refit; the re-implementation refits them by
-    maximum likelihood).
+    Cost. A diagnosis is the published procedure (note §2, step 2: a Laplace fit over
+    all ``t`` observations, every flag tested) computed without a pass over them, and
+    warm-started from the last diagnosis's mode on the played set ``S``:
+
+    - the Student-t score and curvature of each played arm come from per-arm Taylor
+      moments of a Cauchy sum (:class:`StudentTScores`: ``O(|S| order)`` per step, to
+      below the rounding of the direct sums; an arm whose mode strays is re-centred from
+      its rewards, rarely once the modes settle);
+    - the mode search is a chord iteration on :func:`student_t_laplace`'s floored Newton
+      step: its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` is factored (``O(|S|^3 / 3)``) only
+      when ``S`` grew or a step shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise
+      each step is two ``|S| x |S|`` products and a triangular solve pair (the fixed point,
+      the mode, does not depend on ``W'``); it stops at a step below
+      :data:`MODE_TOL_COARSE` and goes on to the ``1e-10`` of :func:`student_t_laplace`
+      only when a reward lies within ten last steps of a window edge, so the flags are
+      those of the mode itself (a few steps a diagnosis late in a run, fewer than one
+      factorisation);
+    - the Laplace variance ``diag((K_SS^{-1} + W)^{-1})`` (Fisher ``W``, which only
+      grows with the counts) is the posterior variance of a GP with noise variance
+      ``1 / w_obs``, kept by a second engine at ``O(n^2)`` a round (``O(n |S|)`` on the
+      played set) instead of ``O(|S|^3)`` a diagnosis; below :data:`FISHER_ENGINE_MIN_LAM`
+      (where rank-one updates would lose digits) it is computed per diagnosis;
+    - the inliers' per-arm counts and sums come from window searches in each arm's sorted
+      rewards (:class:`~agents.robust.rcgp_ucb.PlateauRewards`, windows shrunk by a few
+      ulps): only the flagged rewards, those within ulps of a window edge, the
+      not-yet-merged ``O(sqrt t)`` and those beyond a far bound are tested one by one,
+      with :func:`flag_outliers`' own arithmetic — the same mask;
+    - the GP on the inliers only conditions on the new reward (one ``O(n^2)`` update)
+      when the diagnosis changed no flag, the common case; otherwise it follows the
+      inliers by rank-one moves of the arms whose statistics changed
+      (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`; the played-set
+      representation re-derives), re-derived also when a corruption far beyond the
+      inliers' scale leaves it (:data:`SUBTRACT_MAX`).
+
+    So a diagnosis costs ``O(steps (|S|^2 + |S| order) + #flagged + sqrt(t) + |S| log t)``
+    plus ``O(k n^2)`` for ``k`` moved arms when flags changed, and a factorisation
+    ``O(|S|^3 / 3)`` when ``S`` grew (every diagnosis while new arms keep arriving, e.g.
+    thousands of arms) or the chord slowed; a round adds
+    two ``O(n^2)`` engine updates (as two GP-UCB rounds) — flat in ``t`` while the flagged
+    rewards stay few (corruptions; ``alpha`` of the noise under a mis-set scale).
+    ``benchmarks/bench_agents.py --against REV`` prints it beside another revision. The
+    Student-t posterior is not log-concave: with a scale well below the noise a warm
+    start can track another local mode than a cold start (the previous implementation's
+    warm start did too); the lockstep tests against the cold refit use scales of the
+    noise's order. ``outliers_`` rebuilds the mask on demand from the last accepted
+    diagnosis's per-arm modes and ``q sd``. Kernel hyperparameters are the problem's (no
+    refit; the re-implementation refits them by maximum likelihood).
 
     Parameters: as :class:`~agents.gp.gp_ucb.GPUCB` plus ``n_init`` (10), ``n_schedule``
     (2), ``nu`` (4, ``> 2``), ``alpha`` (0.05), ``max_outlier_fraction`` (0.5) — the
@@ -240,55 +382,201 @@ class OutlierGPUCB(GPUCB):
         self._t = 0
         self._arm_buf = np.empty(64, dtype=np.intp)
         self._y_buf = np.empty(64)
-        self._out_buf = np.zeros(64, dtype=bool)  # the outlier mask
-        # the played arms S (ascending, as np.unique gives them), each arm's position in S
+        # the played arms S (ascending, as np.unique gives them)
         self._pos = np.full(self.n_, -1, dtype=np.intp)
         self._S = np.zeros(0, dtype=np.intp)
         self._K_SS: np.ndarray | None = None
         self._mode = np.zeros(self.n_)  # the last diagnosis's mode, per arm
+        # every reward per arm, sorted (the inlier counts and sums by window searches) and
+        # as Taylor moments of the Student-t score (the mode search without a pass over t)
+        n, s, nu = self.n_, self.scale_, self.nu_
+        self._noise = s**2 * nu / (nu - 2.0)
+        q = _t_quantile(nu, self.alpha_)
+        sup_f = getattr(problem, "sup_f", None)
+        f_bound = float(sup_f) if sup_f is not None and math.isfinite(float(sup_f)) else 0.0
+        bound = 8.0 * (abs(f_bound) + (q + 1.0) * s * math.sqrt(nu / (nu - 2.0)))
+        ok = math.isfinite(bound) and math.isfinite(0.25 / bound)
+        self._rewards = PlateauRewards(n, bound if ok else math.inf)
+        self._scores = StudentTScores(n, nu, s, self._rewards)
+        # Fisher information W = counts w_obs per arm: (K^{-1} + W)^{-1} is the posterior
+        # covariance of a GP with noise variance 1 / w_obs, kept by an engine (its diagonal
+        # is the Laplace variance) when 1 / w_obs is not so small against the kernel that
+        # the rank-one updates lose digits; else computed per diagnosis.
+        self._w_obs = (nu + 1.0) / ((nu + 3.0) * s**2)
+        kmax = float(np.max(problem.kernel_diag())) if n else 1.0
+        self._fisher: GPPosteriorEngine | None = None
+        if 1.0 / self._w_obs >= FISHER_ENGINE_MIN_LAM * kmax:
+            self._fisher = GPPosteriorEngine(problem, 1.0 / self._w_obs, refresh_every=4096)
+        self._factor: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # the last accepted diagnosis: its round and, per arm, the mode and half-width of
+        # the inlier window (the outlier mask, rebuilt on demand by outliers_)
+        self._mask_t = 0
+        self._mask_centre = np.zeros(n)
+        self._mask_half = np.zeros(n)
+        self.newton_factorizations = 0
+        self.mode_refinements = 0  # coarse modes refined because a flag was ambiguous
 
-    def _diagnose(self) -> None:
-        t = self._t
-        arms, y = self._arm_buf[:t], self._y_buf[:t]
-        if self._K_SS is None or self._K_SS.shape[0] != self._S.size:
-            self._K_SS = self.problem_.kernel_block(self._S, self._S)
-        idx = self._pos[arms]  # = np.unique(arms, return_inverse=True)[1]
-        S = self._S
-        f_hat, var = student_t_laplace(
-            self._K_SS, idx, y, self.nu_, self.scale_, f0=self._mode[S], newton=True
-        )
+    def _mode_search(
+        self, f: np.ndarray, W: np.ndarray, tol: float = 1e-10
+    ) -> tuple[np.ndarray, float]:
+        """The mode of ``p(f_S | y)`` from ``f``: the step of :func:`student_t_laplace`
+        (``newton=True``) with its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` factored only when
+        ``S`` changed or a step shrinks by less than :data:`CHORD_MAX_RATIO`: a chord
+        iteration, whose fixed point is the same (any positive ``W'``), mostly on the
+        factor of an earlier diagnosis. Scores from :class:`StudentTScores`."""
+        K, S = self._K_SS, self._S
+        fac = self._factor
+        if fac is not None and fac[0].shape[0] != S.size:
+            fac = None
+        prev = math.inf
+        refactor = fac is None
+        for _ in range(LAPLACE_ITERS):
+            g, H = self._scores.derivatives(S, f)
+            if refactor:
+                Wp = np.maximum(H, W)
+                swp = np.sqrt(Wp)
+                B = swp[:, None] * K
+                B *= swp[None, :]
+                B[np.diag_indices(S.size)] += 1.0
+                Li, info = lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
+                if info:
+                    raise np.linalg.LinAlgError(f"I + W^1/2 K W^1/2 not positive definite ({info})")
+                fac = (Li, swp, Wp)
+                self.newton_factorizations += 1
+            Li, swp, Wp = fac
+            b = Wp * f
+            b += g
+            v, _ = lapack.dpotrs(Li, swp * (K @ b), lower=1)
+            v *= swp
+            np.subtract(b, v, out=b)
+            f_new = K @ b
+            np.subtract(f_new, f, out=f)
+            step = float(np.abs(f).max())
+            f = f_new
+            if step <= tol * (1.0 + float(np.abs(f_new).max())) and (
+                tol <= 1e-10 or step <= 0.5 * prev
+            ):
+                break
+            refactor = step > CHORD_MAX_RATIO * prev
+            prev = step
+        self._factor = fac
+        return f, step
+
+    def _diagnose(self) -> bool:
+        """One diagnosis (class docstring, steps 2-3); True when its mask is accepted,
+        with the per-arm inlier counts and sums in ``_inliers``."""
+        t, n, S = self._t, self.n_, self._S
+        if self._K_SS is None or self._K_SS.shape[0] != S.size:
+            self._K_SS = self.problem_.kernel_block(S, S)
+        counts = self._rewards.count[S]
+        W = counts * self._w_obs
+        # a coarse mode first: its flags are those of the mode itself unless a reward lies
+        # within 10 last steps of a window edge (then the search goes on to 1e-10)
+        f_hat, step = self._mode_search(self._mode[S], W, MODE_TOL_COARSE)
+        if self._fisher is not None:
+            var = np.maximum(self._fisher.variance()[S], 0.0)
+        else:
+            var = _laplace_variance(self._K_SS, W)
+        sd = np.sqrt(var + self._noise)
+        half = _t_quantile(self.nu_, self.alpha_) * sd  # flag_outliers' q sd, per arm
+        halfw = np.zeros(n)
+        halfw[S] = half
+        centre = np.zeros(n)
+        eps = np.finfo(float).eps
+        delta = 10.0 * step
+        while True:
+            centre[S] = f_hat
+            # certainly inside: a window shrunk by a few ulps (and by delta, the distance
+            # the coarse mode may be off), so that every reward counted there also passes
+            # flag_outliers' |y - m| <= q sd in floating point; the others are tested one
+            # by one with flag_outliers' own arithmetic
+            ulp = 8.0 * eps * (np.abs(centre) + halfw)
+            sure = np.maximum(halfw - ulp - delta, 0.0)
+            cnt_in, sum_in, oa, oy = self._rewards.statistics(centre, sure)
+            dist = np.abs(oy - centre[oa])
+            if delta > 0.0 and np.any(np.abs(dist - halfw[oa]) <= delta + ulp[oa]):
+                f_hat, _ = self._mode_search(f_hat, W)  # ambiguous: the mode to 1e-10
+                self.mode_refinements += 1
+                delta = 0.0
+                continue
+            break
         self._mode[S] = f_hat  # the next diagnosis starts here (a new arm: at 0)
-        noise = self.scale_**2 * self.nu_ / (self.nu_ - 2.0)
-        sd = np.sqrt(var + noise)  # per played arm, then per observation
-        flags = flag_outliers(y, f_hat[idx], sd[idx], self.nu_, self.alpha_)
-        if np.count_nonzero(flags) / t <= self.max_frac_:  # safeguard (step 3)
-            self._out_buf[:t] = flags
-        # else: keep the old mask (the newest point is an inlier, set in _observe)
+        keep = ~(dist > halfw[oa])
+        cnt = cnt_in + np.bincount(oa[keep], minlength=n)
+        if (t - int(cnt.sum())) / t > self.max_frac_:  # safeguard (step 3): old mask
+            return False
+        tot = sum_in + np.bincount(oa[keep], weights=oy[keep], minlength=n)
+        self._inliers = (cnt, tot)
+        self._mask_t = t
+        self._mask_centre, self._mask_half = centre, halfw
+        return True
+
+    def _only_new(self, cnt: np.ndarray, tot: np.ndarray, arm: int, reward: float) -> bool:
+        """Whether the inliers ``(cnt, tot)`` of a diagnosis are the GP's current ones
+        plus, or not, the newest reward at ``arm``: every count equal and every sum equal
+        to rounding (``1e-12`` relative per reward; a swap of two rewards within that of
+        each other changes the posterior by no more than rounding either way)."""
+        eng = self.engine_
+        held_cnt, held = eng.counts, eng.sums[:, 0]
+        new_in = int(cnt[arm] - held_cnt[arm])
+        if new_in not in (0, 1):
+            return False
+        same = cnt == held_cnt
+        same[arm] = True
+        if not same.all():
+            return False
+        diff = tot - held
+        diff[arm] -= reward * new_in
+        slack = 1e-12 * (1.0 + np.abs(held)) * (1.0 + cnt)
+        return bool(np.all(np.abs(diff) <= slack))
 
     def _observe(self, arm: int, reward: float) -> None:
         t = self._t
         if t == self._y_buf.size:
             self._arm_buf = np.concatenate([self._arm_buf, np.empty(t, dtype=np.intp)])
             self._y_buf = np.concatenate([self._y_buf, np.empty(t)])
-            self._out_buf = np.concatenate([self._out_buf, np.zeros(t, dtype=bool)])
-        self._arm_buf[t], self._y_buf[t], self._out_buf[t] = arm, reward, False
+        self._arm_buf[t], self._y_buf[t] = arm, reward
         t = self._t = t + 1
+        self._rewards.add(arm, reward)
+        self._scores.add(arm, reward)
+        if self._fisher is not None:
+            self._fisher.observe(arm, 0.0)
         if self._pos[arm] < 0:  # a new arm: S stays ascending
             S = np.union1d(self._S, [arm]).astype(np.intp)
             self._S = S
             self._pos[S] = np.arange(S.size)
         if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
-            self._diagnose()
-            inl = ~self._out_buf[:t]
-            arms = self._arm_buf[:t][inl]
-            cnt = np.bincount(arms, minlength=self.n_)
-            tot = np.bincount(arms, weights=self._y_buf[:t][inl], minlength=self.n_)
-            # few arms' inlier statistics change between diagnoses: rank-one moves
-            self.engine_._move_statistics(cnt.astype(float), tot[:, None], cnt)
-        else:
-            self.engine_.observe(arm, reward)
+            if self._diagnose():
+                cnt, tot = self._inliers
+                eng = self.engine_
+                # the common case: no flag changed, the new reward is an inlier or not;
+                # then the GP on the inliers only needs it (one observe), not a move of
+                # every arm (which the played-set representation would re-derive)
+                if self._only_new(cnt, tot, arm, reward):
+                    if cnt[arm] > eng.counts[arm]:
+                        eng.observe(arm, reward)
+                    return
+                prec = cnt.astype(float)
+                # few arms' inlier statistics change between diagnoses: rank-one moves;
+                # but a flagged reward far beyond the inliers' scale (a corruption the
+                # engine held as an inlier since it arrived) would leave its rounding
+                # (eps |y|) in the mean if subtracted: re-derive then
+                scale = 1.0 + float(np.max(np.abs(tot) / np.maximum(prec, 1.0)))
+                if float(np.max(np.abs(tot - eng.sums[:, 0]))) > SUBTRACT_MAX * scale:
+                    eng._apply_statistics(prec, tot[:, None], cnt)
+                else:
+                    eng._move_statistics(prec, tot[:, None], cnt)
+                return
+        # a new point is an inlier until the next accepted diagnosis
+        self.engine_.observe(arm, reward)
 
     @property
     def outliers_(self) -> np.ndarray:
-        """The current outlier mask over the observations so far (oldest first)."""
-        return self._out_buf[: self._t].copy()
+        """The current outlier mask over the observations so far (oldest first): the last
+        accepted diagnosis's :func:`flag_outliers` over the observations it saw (the same
+        arithmetic, per arm mode and ``q sd``), ``False`` after them."""
+        t, td = self._t, self._mask_t
+        out = np.zeros(t, dtype=bool)
+        a, y = self._arm_buf[:td], self._y_buf[:td]
+        out[:td] = np.abs(y - self._mask_centre[a]) > self._mask_half[a]
+        return out

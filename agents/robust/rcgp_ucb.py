@@ -201,12 +201,38 @@ class PlateauRewards:
         self._mcount += np.bincount(pa, minlength=self.n)
         self._n_pend = 0
 
+    def arm_values(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(owner, ys)``: every reward stored at the given (distinct) ``arms``, with its
+        arm, in no particular order. ``O(|arms| log t + #main at them + #extreme +
+        #pending)``: the main rewards of an arm are one contiguous run of the sorted keys."""
+        arms = np.asarray(arms, dtype=np.intp)
+        parts_a, parts_y = [], []
+        if self._key.size and arms.size:
+            lo = self._key.searchsorted(arms.astype(float), side="left")
+            hi = self._key.searchsorted(arms + 1.0, side="left")
+            for a, i, j in zip(arms.tolist(), lo.tolist(), hi.tolist(), strict=True):
+                if j > i:
+                    parts_a.append(np.full(j - i, a, dtype=np.intp))
+                    parts_y.append(self._my[i:j])
+        for buf_a, buf_y, k in (
+            (self._earm, self._ey, self._n_ext),
+            (self._parm, self._py, self._n_pend),
+        ):
+            if k:
+                sel = np.isin(buf_a[:k], arms)
+                parts_a.append(buf_a[:k][sel])
+                parts_y.append(buf_y[:k][sel])
+        if not parts_a:
+            return np.zeros(0, dtype=np.intp), np.zeros(0)
+        return np.concatenate(parts_a), np.concatenate(parts_y)
+
     def statistics(
-        self, centre: np.ndarray, L: float
+        self, centre: np.ndarray, L: float | np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(count_in, sum_in, arms, ys)``: per arm, the number and sum of main rewards
-        certainly inside ``[centre_a - L, centre_a + L]``; and every other reward (to be
-        weighted individually), with its arm."""
+        certainly inside ``[centre_a - L_a, centre_a + L_a]``; and every other reward (to be
+        weighted individually), with its arm. ``L``: one half-width for every arm, or one
+        per arm (shape ``(n,)``, ``>= 0``)."""
         n, M = self.n, self.bound
         cnt_in = np.zeros(n, dtype=np.int64)
         sum_in = np.zeros(n)
@@ -216,8 +242,9 @@ class PlateauRewards:
         if size:
             A = np.flatnonzero(self._mcount)
             g = centre[A]
-            lo = self._key.searchsorted(self._keys(A, np.clip(g - L, -M, M)), side="right")
-            hi = self._key.searchsorted(self._keys(A, np.clip(g + L, -M, M)), side="left")
+            La = L if np.ndim(L) == 0 else np.asarray(L)[A]
+            lo = self._key.searchsorted(self._keys(A, np.clip(g - La, -M, M)), side="right")
+            hi = self._key.searchsorted(self._keys(A, np.clip(g + La, -M, M)), side="left")
             np.maximum(hi, lo, out=hi)
             # main rewards outside the windows: the gaps [hi_{k-1}, lo_k) (arm segments
             # are contiguous and in arm order)

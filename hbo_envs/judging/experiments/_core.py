@@ -6,12 +6,12 @@ come from the rules below (:mod:`hbo_envs.judging.rules`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.configs import config_params
+from agents.configs import config_params, tuned_agents
 from hbo_envs.harness.specs import AgentSpec
-from hbo_envs.judging.rules.claims import Claim
+from hbo_envs.judging.rules.claims import SUITE, Claim, Less
 from hbo_envs.judging.rules.exponent import EnvVariant
 
 __all__ = [
@@ -118,6 +118,30 @@ class Experiment:
     #: env id -> keyword arguments of ``gym.make`` (a configurable env such as
     #: ``hbo/GPBandit-v0`` with its objective and channel); every other env: none
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: run every agent listed by name alone (its paper configuration) in its tuned
+    #: configuration too, labelled ``name[config=tuned]`` (issue 35 item 6: every results
+    #: table shows the paper and the tuned row of each agent); an exclusion of the paper
+    #: label excludes the tuned one
+    tuned_rows: bool = True
+
+    def __post_init__(self) -> None:
+        # the tuned rows get the floor checks of their paper rows (a suite check each:
+        # "X[config=tuned] below random"), so no row of a table goes unjudged
+        if not self.tuned_rows:
+            return
+        have = {c.text for c in self.claims}
+        extra = []
+        for c in self.claims:
+            if isinstance(c, Less) and c.b == "random" and c.a in tuned_agents():
+                t = replace(
+                    c,
+                    text=c.text.replace(c.a, tuned_label(c.a), 1),
+                    a=tuned_label(c.a),
+                    family=SUITE,
+                )
+                if t.text not in have:
+                    extra.append(t)
+        object.__setattr__(self, "claims", tuple(self.claims) + tuple(extra))
 
     @property
     def batches(self) -> bool:
@@ -138,6 +162,17 @@ class Experiment:
         names = available_agent_names() if available is None else available
         specs, skipped = [], []
         listed = self.paper + (() if paper_only else self.extra)
+        if self.tuned_rows and not paper_only:
+            have = {a.label for a in listed}
+            listed += tuple(
+                tuned(a.source)
+                for a in listed
+                if a.kind == "name"
+                and not a.params
+                and a.label == a.source
+                and a.source in tuned_agents()
+                and tuned_label(a.source) not in have
+            )
         if self.floor and all(a.label != "random" for a in listed):
             listed += (_a("random"),)
         for a in listed:
@@ -149,13 +184,25 @@ class Experiment:
 
     def specs_for(self, env_id: str, specs: list[AgentSpec]) -> list[AgentSpec]:
         """``specs`` without the agents :attr:`exclude` lists for ``env_id``."""
-        out = {(x.agent, x.env) for x in self.exclude}
+        out = {(a, x.env) for x in self._all_exclusions() for a in (x.agent,)}
         return [s for s in specs if (s.label, env_id) not in out]
+
+    def _all_exclusions(self) -> tuple[Exclusion, ...]:
+        """:attr:`exclude`, and each exclusion of a paper label again for its tuned row."""
+        if not self.tuned_rows:
+            return self.exclude
+        have = {x.agent for x in self.exclude}
+        extra = tuple(
+            Exclusion(tuned_label(x.agent), x.env, x.reason)
+            for x in self.exclude
+            if tuned_label(x.agent) not in have and x.agent in tuned_agents()
+        )
+        return self.exclude + extra
 
     def exclusions(self, specs: list[AgentSpec]) -> list[Exclusion]:
         """The exclusions that concern an agent of ``specs`` (what ``reproduce`` prints)."""
         labels = {s.label for s in specs}
-        return [x for x in self.exclude if x.agent in labels and x.env in self.envs]
+        return [x for x in self._all_exclusions() if x.agent in labels and x.env in self.envs]
 
     def kwargs_for(self, env_id: str) -> dict[str, Any]:
         """The ``gym.make`` keyword arguments of ``env_id`` in this experiment (a copy)."""
@@ -214,6 +261,8 @@ class ExponentExperiment(Experiment):
     """
 
     kind: str = "exponent"
+    #: the ladder's claims are about the published algorithms' growth; no tuned rows
+    tuned_rows: bool = False
     variants: tuple[EnvVariant, ...] = ()
     horizons: tuple[int, ...] = ()
     quick_horizons: tuple[int, ...] = ()
