@@ -1228,15 +1228,12 @@ def gate(
                 rep.messages.append(f"could not be re-run on {len(errors)} cell(s): {errors[0]}")
             else:
                 _compare(claim, suite, got, rtol, rep)
-            if rep.status != "verified":
-                ok = False
-                msgs.append(f"{name}: REJECTED: the suite's re-run says {rep.status}:")
-                msgs += [f"  {m}" for m in rep.messages]
-            else:
-                msgs.append(
-                    f"{name}: the record is the suite's re-run (a reference: all public seeds; "
-                    "its recorded hidden-seed test stands)"
-                )
+            ok &= _gate_lines(
+                name,
+                rep,
+                "a reference: all public seeds; its recorded hidden-seed test stands",
+                msgs,
+            )
             continue
         _run_and_test(
             suite,
@@ -1250,12 +1247,15 @@ def gate(
                 claim, suite, rep.results, rtol, rep
             ),
         )
-        if rep.status != "verified":
-            ok = False
-            msgs.append(f"{name}: REJECTED: the suite's re-run says {rep.status}:")
-            msgs += [f"  {m}" for m in rep.messages]
-        else:
-            msgs.append(
-                f"{name}: the record is the suite's re-run (all public seeds, fresh hidden seeds)"
-            )
+        ok &= _gate_lines(name, rep, "all public seeds, fresh hidden seeds", msgs)
     return ok, msgs
+
+
+def _gate_lines(name: str, rep: Any, how: str, msgs: list[str]) -> bool:
+    """Append the gate's lines for one file to ``msgs``; whether it was verified."""
+    if rep.status != "verified":
+        msgs.append(f"{name}: REJECTED: the suite's re-run says {rep.status}:")
+        msgs += [f"  {m}" for m in rep.messages]
+        return False
+    msgs.append(f"{name}: the record is the suite's re-run ({how})")
+    return True
