@@ -106,6 +106,26 @@ def test_rerun_matches_reports_a_changed_number(tiny) -> None:
     assert A.rerun_matches(pc.spec, bad, actions_sha256=digest, rtol=1e-6) is None
 
 
+def test_a_coverage_share_may_differ_by_points_on_the_band_edge_only(tiny) -> None:
+    """Coverage is a share of the n points inside a band; another CPU's last-bit BLAS
+    difference can flip a point on the band's edge: up to COVERAGE_FLIPS points pass,
+    more do not (and the regret keeps rtol)."""
+    A.build(["bkc2020-fig1"], root=tiny, workers=1, log=_quiet)
+    # a GP agent's cell (it has a posterior, so coverage is recorded)
+    k = next(i for i, pc in enumerate(A.plan("bkc2020-fig1")) if pc.spec.agent.label == "gp-ucb")
+    pc, stored, digest = _stored(tiny, k)
+    n = A._points(pc.spec)
+    i = stored.index[stored["coverage"].notna()][0]
+    c0 = float(stored.loc[i, "coverage"])
+    for flips, ok in ((1, True), (A.COVERAGE_FLIPS, True), (A.COVERAGE_FLIPS + 1, False)):
+        edited = stored.copy()
+        edited.loc[i, "coverage"] = c0 - flips / n if c0 >= 0.5 else c0 + flips / n
+        c = A.check_rerun(pc.spec, edited, actions_sha256=digest)
+        assert c.ok == ok, (flips, c.detail)
+        if not ok:
+            assert "'coverage' differs first" in c.detail
+
+
 def test_a_diverged_trajectory_is_reported_never_passed(tiny) -> None:
     """The archived prefix digests locate the first round whose action differs; the
     numbers alone would pass (they are the archived ones)."""
@@ -160,7 +180,9 @@ def test_archive_rounds_are_a_subset_of_the_record_grid() -> None:
 
 def test_the_committed_archive_is_small_and_has_its_metadata() -> None:
     total = sum(p.stat().st_size for p in A.ARCHIVE_DIR.rglob("*") if p.is_file())
-    assert 0 < total < 25 * 2**20, f"results/archive is {total / 2**20:.1f} MB (budget 25 MB)"
+    # 40 MB: every experiment's tuned rows and the two tails-v0 experiments (issue 35) about
+    # doubled the 16 MB of paper rows; a clone stays a few seconds
+    assert 0 < total < 40 * 2**20, f"results/archive is {total / 2**20:.1f} MB (budget 40 MB)"
     for d in A.ARCHIVE_DIR.iterdir():
         meta = A.read_meta(d.name)
         assert meta["protocol_used"]["seeds"] >= 1 and meta["sources"] and meta["builds"]

@@ -258,7 +258,7 @@ def test_experiment_registry_is_consistent() -> None:
         assert e.kind in ("regret", "confidence", "runtime", "corruption", "exponent")
         assert e.metric in ("regret", "avg_regret")
     specs, skipped = EXPERIMENTS["cg2019-fig1a"].agent_specs(available={"tgp-ucb"})
-    assert [s.label for s in specs] == ["tgp-ucb"]
+    assert [s.label for s in specs] == ["tgp-ucb", "tgp-ucb[config=tuned]"]  # and its tuned row
     assert "ata-gp-ucb-qff" in skipped and "gp-ucb" in skipped
     fig1f = EXPERIMENTS["cg2019-fig1f"]
     assert fig1f.snapshot and {a.source for a in fig1f.paper} <= {"gp-ucb", "tgp-ucb"}

@@ -68,11 +68,11 @@ def check_rtol(owner: str, rtol: Any) -> float:
     return x
 
 
-def _close(a: np.ndarray, b: np.ndarray, rtol: float) -> np.ndarray:
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float = 0.0) -> np.ndarray:
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
-        near = np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
+        near = np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b)) + atol
     return (a == b) | (np.isnan(a) & np.isnan(b)) | near
 
 
@@ -81,9 +81,11 @@ def first_difference(
     got: Sequence[float] | np.ndarray,
     want: Sequence[float] | np.ndarray,
     rtol: float = DEFAULT_RTOL,
+    atol: float = 0.0,
 ) -> int | None:
-    """The index of the first entry where ``got`` and ``want`` disagree beyond ``rtol``
-    (None: they agree everywhere). ``t`` is only checked for length."""
+    """The index of the first entry where ``got`` and ``want`` disagree beyond
+    ``rtol * max(|got|, |want|) + atol`` (None: they agree everywhere). ``t`` is only
+    checked for length."""
     got = np.asarray(got, dtype=float)
     want = np.asarray(want, dtype=float)
     if not (len(t) == got.size == want.size):
@@ -91,7 +93,7 @@ def first_difference(
             f"first_difference: t, got and want must have one length; got {len(t)}, "
             f"{got.size}, {want.size}."
         )
-    bad = np.flatnonzero(~_close(got, want, rtol))
+    bad = np.flatnonzero(~_close(got, want, rtol, atol))
     return int(bad[0]) if bad.size else None
 
 

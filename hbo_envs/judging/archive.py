@@ -129,6 +129,15 @@ __all__ = [
 ARCHIVE_DIR = Path(__file__).resolve().parents[2] / "results" / "archive"
 """The archive of this checkout (``results/archive``)."""
 
+#: Record columns that are shares of the candidate points inside a band (the coverage
+#: diagnostic): a last-bit difference of another CPU's BLAS can move a band edge across
+#: ``f(x)`` at a point that lies on it, flipping that point; a re-run may differ by up to
+#: :data:`COVERAGE_FLIPS` points (``COVERAGE_FLIPS / n``) there, and by rtol elsewhere.
+#: Found by tests/test_cross_cpu.py under OPENBLAS_CORETYPE=Prescott: a tuned fast-slow
+#: GP-UCB cell's coverage read 0.99 against the archived 1.0 at t = 13, same actions.
+BAND_SHARES = ("coverage", "coverage_sigma")
+COVERAGE_FLIPS = 2
+
 #: Record columns that are a deterministic function of the cell (compared within the
 #: tolerance by :func:`check_rerun`); ``wall_time`` and ``agent_time`` are measurements of
 #: the machine and are not.
@@ -199,10 +208,10 @@ _PL_5D_REASON = (
 #: ``hbo_envs.harness.runner.evaluate``, 1 seed x T = 1000, shared 2-core AMD EPYC).
 _TAILS_NYSTROM_REASON = (
     "ATA-GP-UCB-Nyström (paper, tuned and at GP-UCB's width) runs seeds 0..5 of the 12: in "
-    "its paper configuration it re-draws its dictionary most rounds on these envs, 0.8 to "
-    "2.2 ms a round against 0.03 to 0.05 ms for the GP-UCB family, so 12 seeds of its three "
-    "configurations would be about one CPU hour; 6 paired seeds still decide at 5% (the "
-    "exact sign-flip test's smallest p-value is 2/2^6)"
+    "its paper configuration it re-draws and re-factorises its dictionary most rounds on "
+    "these envs, tens of times a GP-UCB round (python benchmarks/bench_ata.py measures "
+    "it), so 12 seeds of its three configurations would be about one CPU hour; 6 paired "
+    "seeds still decide at 5% (the exact sign-flip test's smallest p-value is 2/2^6)"
 )
 #: The claim classes whose rules test seeds (:func:`undecidable`).
 SEEDED_CLAIMS = (Less, NoWorse, Lowest, LessAcross, Growth, Runs, AttackRatio)
@@ -879,6 +888,15 @@ class RerunCheck:
     agreed: float = 0.0
 
 
+def _points(spec: CellSpec) -> int:
+    """The number of candidate points of the cell's env (what the coverage shares count)."""
+    env = gym.make(spec.env_id, **dict(spec.env_kwargs))
+    try:
+        return int(env.unwrapped.problem.n)
+    finally:
+        env.close()
+
+
 def check_rerun(
     spec: CellSpec,
     stored: pd.DataFrame,
@@ -908,10 +926,11 @@ def check_rerun(
     note = "" if has_digest else NO_DIGEST
     # where the numbers first depart (None: every column agrees within rtol)
     k_num, col_num, largest = None, "", 0.0
+    flip = COVERAGE_FLIPS / _points(spec) if got[list(BAND_SHARES)].notna().any().any() else 0.0
     for col in DETERMINISTIC:
         a = got[col].to_numpy(dtype=float)
         b = want[col].to_numpy(dtype=float)
-        k = first_difference(ts, a, b, rtol)
+        k = first_difference(ts, a, b, rtol, flip if col in BAND_SHARES else 0.0)
         if k is not None and (k_num is None or k < k_num):
             k_num, col_num = k, col
         largest = max(largest, max_relative_difference(a[:k], b[:k]))

@@ -476,19 +476,21 @@ def findings_block(results: dict[str, dict[str, Any]]) -> str:
 
 def verdict_list_block(results: dict[str, dict[str, Any]]) -> str:
     """README: every verdict of every experiment, one line each, folded per experiment."""
-    out = []
+    blocks = []
     for name, res in results.items():
         vs = res["verdicts"]
-        out.append(
+        out = [
             f"<details><summary><b>{name}</b>: {_split_tally(vs)} "
             f'(<a href="docs/results/{name}.md">numbers</a>)</summary>\n'
-        )
+        ]
         for v in vs:
             where = f" [`{v.env}`]" if v.env else ""
             kind = "" if v.family == PAPER else " (suite check)"
             out.append(f"- {v.verdict}: {v.claim}{where}{kind}")
-        out.append("\n</details>\n")
-    return "\n".join(out).rstrip()
+        out.append("\n</details>")
+        blocks.append("\n".join(out))
+    # one folded block after the other, no blank line between (they fold to one line)
+    return "".join(blocks)
 
 
 def timing_block(results: dict[str, dict[str, Any]]) -> str:
