@@ -451,7 +451,17 @@ def test_every_entry_has_its_own_colour_and_line_style_in_the_figures(
         dash = None if ls == "-" else tuple(round(float(x), 3) for x in ls[1])  # type: ignore[index]
         expected[v.name] = (v.color, dash, 2.0 if v.is_random else 1.4)
     assert len({(c, d) for c, d, _ in expected.values()}) == len(data.entries)
-    assert len({c for c, _, _ in expected.values()}) == len(data.entries)
+    # one colour per agent: a reference's paper and tuned rows share it, solid and dashed
+    agent = {v.name: v.registered_name if v.config else v.name for v in data.entries}
+    for a in set(agent.values()):
+        rows = [v for v in data.entries if agent[v.name] == a]
+        assert len({v.color for v in rows}) == 1, a
+        if len(rows) == 2:
+            assert {v.config: v.linestyle for v in rows} == {
+                "paper": "-",
+                "tuned": (0, (5.0, 2.0)),
+            }
+    assert len({v.color for v in data.entries}) == len(set(agent.values()))
     folder = site["suite"].folder
     svgs = sorted(folder.glob("*.svg")) + sorted(folder.glob("envs/*.svg"))
     assert len(svgs) == 3 + 2 * len(site["suite"].envs)  # regret, profiles (+ phone), envs

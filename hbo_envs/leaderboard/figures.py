@@ -24,6 +24,7 @@ from matplotlib.lines import Line2D
 
 __all__ = [
     "LINESTYLES",
+    "CONFIG_STYLES",
     "PALETTE",
     "RANDOM_COLOR",
     "RANDOM_STYLE",
@@ -64,6 +65,12 @@ LINESTYLES: tuple[str | tuple[float, tuple[float, ...]], ...] = (
     (0, (1.2, 1.6)),
     (0, (7.0, 2.0, 1.5, 2.0)),
 )
+#: A reference's configuration as a line style: its paper and tuned rows share the agent's
+#: colour (hbo_envs.leaderboard.site.suite_data) and differ in dash.
+CONFIG_STYLES: dict[str, str | tuple[float, tuple[float, ...]]] = {
+    "paper": LINESTYLES[0],
+    "tuned": LINESTYLES[1],
+}
 RANDOM_COLOR = "#7f7f7f"
 #: The random floor: grey, thicker, dash-dot-dot (no entry uses it).
 RANDOM_STYLE: tuple[float, tuple[float, ...]] = (0, (4.0, 1.5, 1.0, 1.5, 1.0, 1.5))

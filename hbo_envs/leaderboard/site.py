@@ -40,6 +40,7 @@ from scipy.stats import rankdata
 
 from hbo_envs.harness.store import file_sha256
 from hbo_envs.leaderboard.figures import (
+    CONFIG_STYLES,
     RANDOM_COLOR,
     RANDOM_STYLE,
     Panel,
@@ -385,13 +386,19 @@ def suite_data(suite: Suite, entries: Sequence[Any], config: SiteConfig | None =
     scores, P(improvement), CI bands."""
     config = config or SiteConfig()
     views = [entry_view(e) for e in entries]
-    k = 0
+    # one colour per agent: a reference's paper and tuned rows share their agent's colour
+    # and differ in line style (paper solid, tuned dashed); a submitter's entry is its own
+    # agent (:func:`entry_style` for every other entry)
+    slot: dict[str, int] = {}
     for v in views:
         if v.is_random:
             v.color, v.linestyle = RANDOM_COLOR, RANDOM_STYLE
-        else:
-            v.color, v.linestyle = entry_style(k)
-            k += 1
+            continue
+        key = v.registered_name if v.is_reference and v.config else f"entry:{v.name}"
+        k = slot.setdefault(key, len(slot))
+        v.color, v.linestyle = entry_style(k)
+        if v.is_reference and v.config:
+            v.linestyle = CONFIG_STYLES.get(v.config, v.linestyle)
         if v.is_project_code:
             v.file_url, v.commit_url = config.source_links(v.revision, v.source_file)
             if v.config_path:  # the tuning evidence as committed at the recorded revision
@@ -684,7 +691,16 @@ def _wrap_at_dots(text: str) -> Any:
     import markupsafe
 
     parts = re.split(r"(?<=[.:/])", str(text))
-    return markupsafe.Markup("<wbr>".join(markupsafe.escape(p) for p in parts))
+    # a browser may also break after a hyphen (a file name such as ata-gp-ucb-nystrom.json):
+    # such a part is kept on one line (CSS ``code.ip .nw``), its text unchanged for copying
+    return markupsafe.Markup(
+        "<wbr>".join(
+            markupsafe.Markup('<span class="nw">{}</span>').format(p)
+            if "-" in p
+            else markupsafe.escape(p)
+            for p in parts
+        )
+    )
 
 
 # -- templates ------------------------------------------------------------------------------
