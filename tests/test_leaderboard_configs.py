@@ -208,7 +208,7 @@ def test_both_rows_and_the_floor_are_ranked_and_told_apart(board: dict[str, Any]
     assert '<td class="l config" data-sort="floor">floor</td>' in page
     # the tuned entry's page names its tuning evidence and how to check it
     entry = (folder / "entries" / "baseline-gp-ucb-tuned.html").read_text()
-    assert "agents/<wbr>configs/<wbr>tuned/<wbr>gp-ucb.<wbr>json" in entry
+    assert 'agents/<wbr>configs/<wbr>tuned/<wbr><span class="nw">gp-ucb.</span><wbr>json' in entry
     sha = board["subs"]["baseline-gp-ucb-tuned.json"]["agent"]["config_record"]["sha256"]
     assert sha in entry and "tuning evidence" in entry
     assert "tuning evidence" not in (folder / "entries" / "baseline-gp-ucb.html").read_text()

@@ -393,12 +393,11 @@ def suite_data(suite: Suite, entries: Sequence[Any], config: SiteConfig | None =
     for v in views:
         if v.is_random:
             v.color, v.linestyle = RANDOM_COLOR, RANDOM_STYLE
-            continue
-        key = v.registered_name if v.is_reference and v.config else f"entry:{v.name}"
-        k = slot.setdefault(key, len(slot))
-        v.color, v.linestyle = entry_style(k)
-        if v.is_reference and v.config:
-            v.linestyle = CONFIG_STYLES.get(v.config, v.linestyle)
+        else:
+            key = v.registered_name if v.is_reference and v.config else f"entry:{v.name}"
+            v.color, v.linestyle = entry_style(slot.setdefault(key, len(slot)))
+            if v.is_reference and v.config:
+                v.linestyle = CONFIG_STYLES.get(v.config, v.linestyle)
         if v.is_project_code:
             v.file_url, v.commit_url = config.source_links(v.revision, v.source_file)
             if v.config_path:  # the tuning evidence as committed at the recorded revision
