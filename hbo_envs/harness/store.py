@@ -100,7 +100,12 @@ def package_versions() -> dict[str, str | None]:
 
 
 def git_revision() -> dict[str, Any] | None:
-    """``{"revision", "dirty"}`` of the checkout the package runs from, when it is one."""
+    """``{"revision", "dirty"}`` of the checkout the package runs from, when it is one.
+
+    ``dirty``: a tracked *code* file (``agents/``, ``hbo_envs/``, ``pyproject.toml``) differs
+    from ``HEAD``. Generated outputs (``results/``, ``leaderboards/``, ``docs/``) do not
+    count: ``leaderboard baselines`` writes each reference as it goes, and the files it
+    wrote made every later record of the same run read as "uncommitted changes"."""
     here = Path(__file__).resolve().parent
     try:
         rev = subprocess.run(
@@ -109,7 +114,8 @@ def git_revision() -> dict[str, Any] | None:
         if rev.returncode != 0:
             return None
         st = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--"]
+            + [":(top)agents", ":(top)hbo_envs", ":(top)pyproject.toml"],
             cwd=here,
             capture_output=True,
             text=True,
