@@ -99,14 +99,15 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def git_revision() -> dict[str, Any] | None:
+def git_revision(where: str | Path | None = None) -> dict[str, Any] | None:
     """``{"revision", "dirty"}`` of the checkout the package runs from, when it is one.
 
     ``dirty``: a tracked *code* file (``agents/``, ``hbo_envs/``, ``pyproject.toml``) differs
     from ``HEAD``. Generated outputs (``results/``, ``leaderboards/``, ``docs/``) do not
     count: ``leaderboard baselines`` writes each reference as it goes, and the files it
-    wrote made every later record of the same run read as "uncommitted changes"."""
-    here = Path(__file__).resolve().parent
+    wrote made every later record of the same run read as "uncommitted changes".
+    ``where``: a directory inside the checkout (default: this package's)."""
+    here = Path(where) if where is not None else Path(__file__).resolve().parent
     try:
         rev = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
