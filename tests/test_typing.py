@@ -31,7 +31,7 @@ def _installed_checkout() -> Path | None:
     return None
 
 
-def _mypy(script: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(scripts: list[Path], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     pytest.importorskip("mypy", reason="mypy is in the [test] extra")
     where = _installed_checkout()
     if where != ROOT:
@@ -44,7 +44,7 @@ def _mypy(script: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         pytest.skip(msg)
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(script)],
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *map(str, scripts)],
         capture_output=True,
         text=True,
         cwd=tmp_path,  # not the checkout: mypy searches the current directory first
@@ -53,18 +53,39 @@ def _mypy(script: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_user_script_type_checks_against_the_installed_package(tmp_path: Path) -> None:
-    run = _mypy(SCRIPTS / "user_script.py", tmp_path)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.startswith("Success: no issues found in 1 source file")
+GOOD, WRONG = SCRIPTS / "user_script.py", SCRIPTS / "wrong_script.py"
 
 
-def test_wrong_script_is_rejected_line_by_line(tmp_path: Path) -> None:
-    script = SCRIPTS / "wrong_script.py"
-    marked = {i for i, line in enumerate(script.read_text().splitlines(), 1) if "  # E:" in line}
+@pytest.fixture(scope="module")
+def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """One ``mypy --strict`` run over both scripts (most of a run is analysing the installed
+    package, ~20 s; two runs cost twice that). Each error line names its file, and the
+    summary counts the files checked, so each test reads its own script's verdict."""
+    return _mypy([GOOD, WRONG], tmp_path_factory.mktemp("mypy"))
+
+
+def _errors_in(run: subprocess.CompletedProcess[str], script: Path) -> list[int]:
+    return [int(m) for m in re.findall(rf"{re.escape(script.name)}:(\d+): error:", run.stdout)]
+
+
+@pytest.mark.xdist_group("mypy")
+def test_user_script_type_checks_against_the_installed_package(
+    mypy_run: subprocess.CompletedProcess[str],
+) -> None:
+    assert "checked 2 source files" in mypy_run.stdout, mypy_run.stdout + mypy_run.stderr
+    assert not mypy_run.stderr.strip(), mypy_run.stderr
+    # no line of any kind (error or note) about the good script
+    assert f"{GOOD.name}:" not in mypy_run.stdout, mypy_run.stdout
+
+
+@pytest.mark.xdist_group("mypy")
+def test_wrong_script_is_rejected_line_by_line(
+    mypy_run: subprocess.CompletedProcess[str],
+) -> None:
+    marked = {i for i, line in enumerate(WRONG.read_text().splitlines(), 1) if "  # E:" in line}
     assert len(marked) == 6
-    run = _mypy(script, tmp_path)
-    assert run.returncode == 1, run.stdout + run.stderr
-    reported = {int(m) for m in re.findall(r"wrong_script\.py:(\d+): error:", run.stdout)}
-    assert reported == marked, run.stdout
-    assert "import-not-found" not in run.stdout and "import-untyped" not in run.stdout
+    assert mypy_run.returncode == 1, mypy_run.stdout + mypy_run.stderr
+    reported = _errors_in(mypy_run, WRONG)
+    assert set(reported) == marked, mypy_run.stdout
+    assert re.search(r"Found \d+ errors? in 1 file \(checked 2 source files\)", mypy_run.stdout)
+    assert "import-not-found" not in mypy_run.stdout and "import-untyped" not in mypy_run.stdout
