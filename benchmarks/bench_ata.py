@@ -54,7 +54,15 @@ consecutive late dictionaries differ (the rank-one changes an updated decomposit
 need, against ``r0``), the floating-point calls of the agent's new-dictionary branch timed
 alone, so ``(early + calls) / early``, the lowest ratio of a path that keeps the agent's
 (and the archive's) actions bit for bit, and those calls plus the ones every round makes
-for ``V~_t``, as a multiple of TGP-UCB's late round.
+for ``V~_t``, as a multiple of TGP-UCB's late round. Between the two, the least work any
+exact implementation must add on a new dictionary (:func:`_minimal_new_dictionary`: the
+``r0 x r0`` Gram, its eigenvectors by the cheapest of four LAPACK drivers, the map ``Q`` to
+the dictionary's coordinates, every arm's coordinates and ``V~``'s Gram in the new basis,
+each by its cheapest direct BLAS/LAPACK call, timed interleaved), less the rank-one
+update an early round does and a new-dictionary round skips:
+``(early - skipped + minimal) / early``, and the same with the Cholesky QR that keeps
+``Q`` orthonormal to rounding (what the accuracy tests of the ``A^T A`` route need). The
+last line prints the floors side by side with issue 39's target.
 
 Run: ``python benchmarks/bench_ata.py`` (``--quick`` for a smoke run). Not a test: timings
 depend on the machine and its load; compare the columns of one run, not absolute numbers.
@@ -477,7 +485,8 @@ def _minimal_new_dictionary(agent) -> tuple[dict, dict]:
     # V~'s Gram in the new basis, two ways; G kept current by a rank-one update a round
     G = np.array(agent._factor_gram(), order="F")
     lrow = np.ascontiguousarray(L[agent.rewards_.played[-1]])
-    Gb, T1, Grb = G.copy(order="F"), np.empty((r0, r), order="F"), np.empty((r, r), order="F")
+    Gb = np.asfortranarray(G - np.outer(lrow, lrow))  # before the last observation
+    T1, Grb = np.empty((r0, r), order="F"), np.empty((r, r), order="F")
 
     def gram_by_G():
         blas.dger(1.0, lrow, lrow, a=Gb, overwrite_a=1)
@@ -521,7 +530,8 @@ def _minimal_new_dictionary(agent) -> tuple[dict, dict]:
 
     calls["skipped"] = skipped
     calls["Q"]()
-    check = {"Q": Qb, "Fr": Frb, "Gr": Gr, "e": e}
+    # what the calls write (after one call each): Q, Fr, V~'s Gram, and Y folded or not
+    check = {"Q": Qb, "Fr": Frb, "Gr": Gr, "Gr_out": Grb, "Y_fold": Yb, "Y": Yb2, "B": B}
     return calls, check
 
 
