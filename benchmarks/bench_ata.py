@@ -412,7 +412,7 @@ def _minimal_new_dictionary(agent) -> tuple[dict, dict]:
         from the played arms' coordinates (gather, scale by ``sqrt(N_P)``, ``dsyrk``).
         ``phi~^T phi~`` at every arm is not needed: ``k(x, x) - phi~^T phi~ +
         lambda phi~^T V~^{-1} phi~ = k(x, x) - sum_j g_j Y_jx^2`` (``g = e_V - lambda``
-        the eigenvalues of the Gram), the same work as the ``||Y_x||^2`` every round has.
+        the eigenvalues of the Gram), in place of the ``||Y_x||^2`` every round computes.
 
     What an early round does that a new-dictionary round skips: ``Phi~^T Phi~ += f f^T``
     (the agent's code, ``skipped``), subtracted so that the floor is not overstated.
