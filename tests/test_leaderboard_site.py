@@ -175,14 +175,16 @@ def _subs(site: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @RENDERED
 def test_rendering_twice_gives_the_same_bytes(site: dict[str, Any], tmp_path: Path) -> None:
+    # Same bytes on every render: ``test_leaderboard.py::test_committed_render_is_up_to_date``
+    # compares every file of this session's render (in a test process, after other tests)
+    # with the committed one (rendered by ``hbo-bench leaderboard render`` in another
+    # process, another hash seed), which is stronger than two renders in one process and
+    # costs no third render of the largest suite (~12 s). Here: what the bytes must not hold,
+    # and re-renders of a changed suite.
+    folder = site["suite"].folder
+    assert len([p for p in folder.rglob("*") if p.is_file()]) > 20
     other = tmp_path / "again"
     shutil.copytree(site["root"], other)
-    render_suite(load_suite(SUITE, other))
-    folder = site["suite"].folder
-    files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
-    assert len(files) > 20
-    for rel in files:
-        assert (other / SUITE / rel).read_bytes() == (folder / rel).read_bytes(), rel
     svg = (folder / "regret.svg").read_text()
     assert "<dc:date>" not in svg and "Matplotlib v" not in svg  # no date, no version
     # withdrawn submissions take their pages with them (two entries are left, so that the
