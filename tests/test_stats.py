@@ -200,3 +200,33 @@ def test_leaderboard_score_ci_equals_the_replicate_by_replicate_loop(runs) -> No
 
     want = (stat(x), *stratified_bootstrap_ci(x, stat, reps=300, seed=2))
     assert score_with_ci(x, ref, reps=300, seed=2) == want
+
+
+def test_wilcoxon_p_is_scipys_number_and_vectorizes_the_permutation_case() -> None:
+    """``wilcoxon_p`` gives exactly ``scipy.stats.wilcoxon(d, zero_method="wilcox").pvalue``
+    on samples with ties and zeros (scipy's exact permutation branch, n <= 13, which this
+    function vectorizes), without them (scipy's exact branch) and above 13 (asymptotic)."""
+    from scipy.stats import wilcoxon
+
+    from hbo_envs.harness.stats import WILCOXON_PERMUTATION_MAX_N, wilcoxon_p
+
+    rng = np.random.default_rng(7)
+    samples = [
+        np.array([1.0, 1.0, -2.0, 0.0, 3.0]),  # a tie and a zero
+        np.array([0.0, 0.0, 2.0]),
+        np.array([-1.0, -1.0, -1.0, -1.0]),  # all tied, one side
+        np.array([1e-300, -1e300, 2.5, -2.5, 0.0]),  # extremes
+        np.array([2.0, -1.0, 3.5]),  # no ties: scipy's exact branch
+    ]
+    for n in (6, 9, WILCOXON_PERMUTATION_MAX_N, WILCOXON_PERMUTATION_MAX_N + 1, 20):
+        samples.append(rng.integers(-3, 4, size=n).astype(float))  # ties and zeros
+        samples.append(np.round(rng.normal(size=n), 1))
+    permutation_cases = 0
+    for d in samples:
+        x = d[d != 0]
+        permutation_cases += (np.unique(np.abs(x)).size < x.size or x.size < d.size) and (
+            d.size <= WILCOXON_PERMUTATION_MAX_N
+        )
+        expected = float(wilcoxon(d, zero_method="wilcox").pvalue)
+        assert wilcoxon_p(d) == expected, (d, wilcoxon_p(d), expected)
+    assert permutation_cases >= 8  # the vectorized branch is what most cases test
