@@ -127,11 +127,25 @@ def score_distribution_band(
     rng = np.random.default_rng(seed)
     runs, tasks = x.shape
     idx = rng.integers(runs, size=(reps, runs, tasks))
-    samples = x[idx, np.arange(tasks)[None, None, :]].reshape(reps, -1)  # (reps, runs*tasks)
-    boot = (samples[:, None, :] > t[None, :, None]).mean(axis=2)  # (reps, taus)
+    # Replicate r holds run j of task m c[r, j, m] times, so its fraction above tau is
+    # sum_jm c[r, j, m] 1[x_jm > tau] / (runs tasks): one product instead of comparing
+    # reps x taus x runs x tasks values. The sums are integers, exact in floating point, so
+    # the fractions are those of the direct count (np.mean of the booleans) bit for bit.
+    c = _draw_counts(np.swapaxes(idx, 1, 2), runs)  # (reps, tasks, runs)
+    above = (x.T[:, :, None] > t[None, None, :]).reshape(tasks * runs, -1)
+    boot = (c.reshape(reps, -1) @ above) / (runs * tasks)  # (reps, taus)
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a], axis=0)
     return score_distribution(x, t), lo, hi
+
+
+def _draw_counts(idx: np.ndarray, size: int) -> np.ndarray:
+    """How many times each of ``size`` items is drawn in every row of ``idx`` (the last
+    axis): an array of the shape of ``idx`` with its last axis ``size`` long, as floats."""
+    rows = idx.reshape(-1, idx.shape[-1])
+    flat = (np.arange(rows.shape[0])[:, None] * size + rows).ravel()
+    counts = np.bincount(flat, minlength=rows.shape[0] * size)
+    return counts.reshape(*idx.shape[:-1], size).astype(float)
 
 
 def _pair_matrix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -178,8 +192,11 @@ def probability_of_improvement_ci(
     rng = np.random.default_rng(seed)
     ix = rng.integers(n, size=(reps, tasks, n))
     iy = rng.integers(k, size=(reps, tasks, k))
-    m = np.arange(tasks)[None, :, None, None]
-    boot = s[m, ix[:, :, :, None], iy[:, :, None, :]].mean(axis=(2, 3)).mean(axis=1)
+    # A replicate's mean of S over its resampled pairs is cx^T S cy / (N K) with cx, cy the
+    # times each run was drawn; S is 0, 1/2 or 1 and the counts integers, so the sums are
+    # exact and the means those of the N x K gathered values bit for bit, without them.
+    pair_sums = np.einsum("rtn,tnk,rtk->rt", _draw_counts(ix, n), s, _draw_counts(iy, k))
+    boot = (pair_sums / (n * k)).mean(axis=1)
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a])
     return float(s.mean(axis=(1, 2)).mean()), float(lo), float(hi)
