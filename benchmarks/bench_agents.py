@@ -20,6 +20,54 @@ directory), each run in its own process with one BLAS thread, alternating the tw
 ``--repeats`` times, and prints CPU us/round (``time.thread_time``, robust to a shared
 machine) early, late and over the whole run side by side, the late/early ratio, the
 speed-up and whether both trees played the same arms.
+
+``--floor`` measures the least work a round of any *exact* implementation of the two
+costly robust agents must do on the bench problem late in a run (``--T`` rounds, default
+``10^4``; the last ``min(500, T/4)``), each piece at its cheapest (direct BLAS/LAPACK
+calls or the agent's own cheapest primitive, CPU time, one BLAS thread), and prints it
+beside the agent's measured round and GP-UCB's (each agent in its own process,
+alternating ``--repeats`` times; medians):
+
+- ``rcgp-ucb-adaptive`` (A2-RCGP, Ezzerg et al. 2025 Alg. 2): floor = GP-UCB's round +
+  the posterior change at the ``k`` arms whose RCGP statistics changed that round.
+
+  * *The act* (``argmax mu^R + beta sigma^R`` over the ``n`` arms) is GP-UCB's: the rule
+    reads the mean and the standard deviation at every arm.
+  * *The anchor's update*: the anchor ``M_A`` is an RCGP with centre 0, whose weights are
+    fixed once seen, so it takes one GP update a round (GP-UCB's); its mean is the
+    acquisition model's centre ``g_R`` at every arm, which the next round needs.
+  * *The acquisition model's change at the* ``k`` *arms whose statistics changed*
+    (``k`` counted per round from the agent: the arm just played and every arm holding an
+    observation outside the plateau, whose weight moved with ``g_R``): the posterior
+    mean and variance at all ``n`` arms depend on each arm's precision, so every changed
+    precision changes ``Sigma`` by a rank-one term (Sherman–Morrison) and the ``k`` of
+    them by a rank-``k`` term (Woodbury); an exact algorithm that keeps the posterior
+    over the arms must apply it. Timed per round at its cheapest: ``k`` rank-one updates
+    (``dger``) or one rank-``k`` update (``dpotrf`` + ``dtrsm`` + one ``dgemm``; LU when
+    an arm lost information), whichever is cheaper for that ``k``. The per-arm
+    statistics themselves (window searches, individual weights) are *not* counted: a
+    floor, not a design.
+
+- ``outlier-gp-ucb`` (Student-t diagnostic every ``n_schedule`` rounds): floor = GP-UCB's
+  round + one more engine update + (share of diagnosis rounds) x (one mode check + the
+  flags).
+
+  * *The act and the inlier GP's update* are GP-UCB's round (a new reward is an inlier
+    until the next diagnosis, so the GP on the inliers conditions on it).
+  * *The Laplace variance's update*: ``diag((K_SS^{-1} + W)^{-1})`` with the Fisher ``W``
+    grows in ``W`` at the arm played every round and is read at every diagnosis (the
+    window half-widths), so one GP update of the Fisher engine a round.
+  * *One check of the mode*: a new reward moves the mode of ``p(f_S | y)``; an exact
+    diagnosis must at least evaluate the stationarity condition at its answer, i.e. the
+    Student-t score at the ``|S|`` played arms (the agent's Taylor moments, score only)
+    and one ``|S| x |S|`` product with ``K_SS`` — one step of any iteration, while the
+    agent's measured steps per diagnosis are printed beside.
+  * *The flags*: every observation's test ``|y - m| > q s`` changes with the mode and
+    the variance, so each arm's window must be compared with its rewards: the ``|S|``
+    half-widths, two binary searches of the ``|S|`` window edges into the sorted
+    rewards and the individual test of the rewards outside them (the agent's own set).
+
+Run: ``python benchmarks/bench_agents.py --floor`` (``--T``, ``--n``, ``--repeats``).
 """
 
 from __future__ import annotations
@@ -268,6 +316,271 @@ def against(rev: str, names: list[str], n: int, T: int, window: int, repeats: in
             )
 
 
+# ---------------------------------------------------------------------------- --floor
+#: The agents ``--floor`` measures, with GP-UCB (the reference round) first.
+FLOOR_AGENTS = ("gp-ucb", "rcgp-ucb-adaptive", "outlier-gp-ucb")
+
+#: Scale of the scratch updates ``--floor`` times (the arithmetic is timed, not its result;
+#: small, so the scratch state stays far from overflow and subnormals).
+_SCRATCH = -1e-9
+
+
+def _per_call(fn, reps: int) -> float:
+    """CPU seconds of one ``fn()`` (one BLAS thread): the median of 5 blocks of ``reps``
+    calls (``time.thread_time``, so other processes on the machine add nothing)."""
+    blocks = []
+    for _ in range(5):
+        s = time.thread_time()
+        for _ in range(reps):
+            fn()
+        blocks.append((time.thread_time() - s) / reps)
+    return float(np.median(blocks))
+
+
+def _timed_run(agent, problem: Problem, f: np.ndarray, T: int, W: int):
+    """``agent`` over ``T`` rounds of the bench problem (the noise of ``--against``): CPU
+    seconds per round of ``act`` and of ``update`` in the last ``W`` rounds."""
+    agent.reset(problem, seed=0)
+    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+    fl = f.tolist()
+    clock = time.thread_time
+    t_act, t_upd = np.zeros(T), np.zeros(T)
+    for t in range(T):
+        s = clock()
+        x = agent.act()
+        m = clock()
+        agent.update(x, fl[x] + noise[t])
+        t_act[t], t_upd[t] = m - s, clock() - m
+    return t_act[T - W :], t_upd[T - W :]
+
+
+def _rank_k_costs(eng, rounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]]):
+    """Per round, CPU seconds of the posterior change of the arm-space engine at the arms
+    whose statistics changed (``moved``: precision changed, ``dp`` its change;
+    ``shifted``: only the sum changed), at its cheapest: ``k`` rank-one updates and one
+    rank-``k`` BLAS-3 update, each timed on a scratch copy of the engine's state (one timing
+    per distinct ``(k, k_shift)``).
+
+    rank one (per moved arm ``a``, Sherman–Morrison, what ``move_statistics`` does):
+    ``c = Sigma[:, a]`` (copy), ``mean += coef c`` (``daxpy``), ``Sigma -= q/(1+q c_a) c c^T``
+    (``dger``); rank ``k`` (Woodbury, ``Q = diag(dp) / lambda``): ``C = Sigma[:, moved]``,
+    ``M = Q^{-1} + C[moved]`` (``k x k``), ``Sigma -= C M^{-1} C^T`` — when every ``dp > 0``
+    ``M = L L^T`` (``dpotrf``), ``Z = C L^{-T}`` (``dtrsm``) and one ``dgemm`` ``Z Z^T``;
+    otherwise ``M^{-1}`` by LU (``dgetrf``, ``dgetri``) and two ``dgemm`` — and
+    ``mean += (C M^{-1}) z`` (``dgemv``). Shifted arms add one ``mean += Sigma[:, shifted] ds``
+    (``dgemv``) either way. Returns ``(rank_one, rank_k)`` arrays over the rounds."""
+    from scipy.linalg import blas, lapack
+
+    lam = eng.lam
+    cov = np.array(eng.cov, order="F", copy=True)
+    mean = np.array(eng.mean[:, 0], copy=True)
+    cache: dict = {}
+    r1, rk = [], []
+    for moved, dp, shifted in rounds:
+        key = (moved.size, shifted.size)
+        if key not in cache:
+            q = np.where(dp != 0, dp, 1.0) / lam
+            idx = np.arange(moved.size)
+
+            def one(moved=moved, q=q):
+                for a, qa in zip(moved.tolist(), q.tolist(), strict=True):
+                    c = cov[:, a].copy()
+                    den = 1.0 + qa * float(c[a])
+                    blas.daxpy(c, mean, a=1e-9 / den)
+                    blas.dger(_SCRATCH / den, c, c, a=cov, overwrite_a=1)
+
+            def rank_k(moved=moved, q=q, qinv=1.0 / q, d=idx):
+                C = cov[:, moved]
+                M = C[moved]
+                M[d, d] += qinv
+                if (q > 0).all():  # M positive definite: C M^-1 C^T = Z Z^T, Z = C L^-T
+                    L, _ = lapack.dpotrf(M, lower=1, clean=1, overwrite_a=1)
+                    Z = blas.dtrsm(1.0, L, C, side=1, lower=1, trans_a=1)
+                    blas.dgemm(_SCRATCH, Z, Z, trans_b=1, beta=1.0, c=cov, overwrite_c=1)
+                    blas.dgemv(1e-9, Z, Z[0], beta=1.0, y=mean, overwrite_y=1)
+                else:  # an arm lost information: M indefinite, its inverse by LU
+                    lu, piv, _ = lapack.dgetrf(M, overwrite_a=1)
+                    Minv, _ = lapack.dgetri(lu, piv, overwrite_lu=1)
+                    Y = blas.dgemm(1.0, C, Minv)
+                    blas.dgemm(_SCRATCH, Y, C, trans_b=1, beta=1.0, c=cov, overwrite_c=1)
+                    blas.dgemv(1e-9, Y, Minv[0], beta=1.0, y=mean, overwrite_y=1)
+
+            def shift(shifted=shifted):
+                Cs = cov[:, shifted]
+                blas.dgemv(1e-9, Cs, np.ones(shifted.size), beta=1.0, y=mean, overwrite_y=1)
+
+            t1 = _per_call(one, 20) if moved.size else 0.0
+            tk = _per_call(rank_k, 20) if moved.size else 0.0
+            ts = _per_call(shift, 20) if shifted.size else 0.0
+            cache[key] = (t1 + ts, tk + ts)
+        a, b = cache[key]
+        r1.append(a)
+        rk.append(b)
+    return np.array(r1), np.array(rk)
+
+
+def floor_child(name: str, n: int, T: int, W: int) -> dict:
+    """One agent's late round and the floor pieces it adds to GP-UCB's (``--floor``)."""
+    problem, f = make_problem(n, T)
+    t_act, t_upd = _timed_run(agents.make(name), problem, f, T, W)
+    out = {"round": float((t_act + t_upd).mean()), "act": float(t_act.mean())}
+    out["update"] = float(t_upd.mean())
+    if name == "gp-ucb":
+        return out
+    # the same run again (same seed, same actions), instrumented, untimed
+    agent = agents.make(name)
+    agent.reset(problem, seed=0)
+    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+    fl = f.tolist()
+    if name == "rcgp-ucb-adaptive":
+        eng = agent.engine_
+        rounds: list = []
+        move = eng._move_statistics
+
+        def recorded(prec, tot, cnt):
+            dp = prec - eng.precision
+            moved = np.flatnonzero(dp)
+            shifted = np.flatnonzero((tot[:, 0] != eng.sums[:, 0]) & (dp == 0))
+            rounds.append((moved, dp[moved], shifted))
+            return move(prec, tot, cnt)
+
+        eng._move_statistics = recorded
+        for t in range(T):
+            x = agent.act()
+            agent.update(x, fl[x] + noise[t])
+        late = rounds[-W:]
+        r1, rk = _rank_k_costs(eng, late)
+        out["k"] = float(np.mean([m.size for m, _, _ in late]))
+        out["k_shift"] = float(np.mean([s.size for _, _, s in late]))
+        out["rank_one"], out["rank_k"] = float(r1.mean()), float(rk.mean())
+        out["extra"] = float(np.minimum(r1, rk).mean())
+        return out
+    # outlier-gp-ucb: count the diagnoses and the mode-search steps of the late rounds
+    from scipy.linalg import blas
+
+    counts = {"diag": 0, "steps": 0}
+    scores = agent._scores
+    derivatives, diagnose = scores.derivatives, agent._diagnose
+
+    def counted_derivatives(S, fv):
+        counts["steps"] += 1
+        return derivatives(S, fv)
+
+    def counted_diagnose():
+        counts["diag"] += 1
+        return diagnose()
+
+    scores.derivatives, agent._diagnose = counted_derivatives, counted_diagnose
+    for t in range(T):
+        if t == T - W:
+            counts.update(diag=0, steps=0)
+        x = agent.act()
+        agent.update(x, fl[x] + noise[t])
+    scores.derivatives = derivatives
+    S, K = agent._S, np.asfortranarray(agent._K_SS)
+    fS = agent._mode[S].copy()
+    rw = agent._rewards
+    var = agent._fisher.variance()
+    q = float(stats_t_quantile(agent.nu_, agent.alpha_))
+    centre = np.zeros(n)
+    centre[S] = fS
+    half = np.zeros(n)
+    half[S] = q * np.sqrt(var[S] + agent._noise)
+    _, _, oa, oy = rw.statistics(centre, half)
+
+    re = scores.nu1 * scores._re[:, S]  # per-arm moments, as derivatives() caches them
+    d = fS - scores._centre[S]
+
+    def step():  # the score at f (Taylor moments: g only, no curvature), one K_SS product
+        P = np.empty((scores.order, S.size))
+        P[0] = 1.0
+        P[1:] = d
+        np.multiply.accumulate(P[1:], axis=0, out=P[1:])
+        blas.dgemv(1.0, K, np.einsum("km,km->m", P, re))
+
+    sc, key = rw._scale, rw._key
+    varS = var[S]
+
+    def flags():  # windows q sd, two searches into the sorted rewards, the outside test
+        h = q * np.sqrt(varS + agent._noise)
+        key.searchsorted(S + ((fS - h) * sc + 0.5), side="right")
+        key.searchsorted(S + ((fS + h) * sc + 0.5), side="left")
+        return np.abs(oy - centre[oa]) > half[oa]
+
+    out["S"] = int(S.size)
+    out["diag_share"] = counts["diag"] / W
+    out["steps"] = counts["steps"] / max(counts["diag"], 1)
+    out["step"], out["flags"] = _per_call(step, 200), _per_call(flags, 200)
+    out["extra"] = out["diag_share"] * (out["step"] + out["flags"])
+    return out
+
+
+def stats_t_quantile(nu: float, alpha: float) -> float:
+    """``t_{nu, 1 - alpha/2}`` (the outlier agent's window, computed once per diagnosis
+    setting: not part of a round)."""
+    from agents.robust.outlier_gp_ucb import _t_quantile
+
+    return _t_quantile(nu, alpha)
+
+
+def floor(n: int, T: int, window: int, repeats: int) -> None:
+    """The floor of an exact implementation of each robust agent beside its measured round
+    and GP-UCB's, in one run (module docstring of :func:`floor_child` and ``--floor``):
+    each agent in its own process with one BLAS thread, alternating, ``repeats`` times;
+    medians."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    runs: dict[str, list[dict]] = {a: [] for a in FLOOR_AGENTS}
+    for _ in range(repeats):
+        for name in FLOOR_AGENTS:
+            res = subprocess.run(
+                [sys.executable, __file__, "--floor-child", name, "--n", str(n), "--T", str(T)],
+                env=env, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
+
+    def med(name: str, key: str) -> float:
+        return float(np.median([r[key] for r in runs[name]]))
+
+    us = 1e6
+    gp, gp_upd = med("gp-ucb", "round") * us, med("gp-ucb", "update") * us
+    print(
+        f"floor of an exact implementation, {n} arms, T = {T}, the last {window} rounds; "
+        f"CPU us/round, one BLAS thread, median of {repeats} alternating runs"
+    )
+    print(f"gp-ucb round (act + update): {gp:.1f}  (act {med('gp-ucb', 'act') * us:.1f}, "
+          f"update {gp_upd:.1f})")  # fmt: skip
+    r = "rcgp-ucb-adaptive"
+    one, rk = med(r, "rank_one") * us, med(r, "rank_k") * us
+    fl_r = gp + med(r, "extra") * us
+    print(
+        f"\n{r}: k = {med(r, 'k'):.2f} arms moved a round (+ {med(r, 'k_shift'):.2f} whose sum "
+        f"alone changed); their change as k rank-one updates {one:.1f}, as one rank-k update "
+        f"{rk:.1f}"
+    )
+    print(f"  floor = gp-ucb round + the cheaper per round = {fl_r:.1f}")
+    o = "outlier-gp-ucb"
+    step, flg = med(o, "step") * us, med(o, "flags") * us
+    fl_o = gp + gp_upd + med(o, "extra") * us
+    print(
+        f"\n{o}: |S| = {runs[o][0]['S']}, diagnoses in {med(o, 'diag_share'):.2f} of the "
+        f"rounds, {med(o, 'steps'):.1f} mode-search steps each; one step's check "
+        f"{step:.1f}, the flags {flg:.1f}"
+    )
+    print(f"  floor = gp-ucb round + one engine update + share x (step + flags) = {fl_o:.1f}")
+    head = f"\n{'agent':<20} {'round':>8} {'floor':>8} {'floor/gp-ucb':>13} {'round/floor':>12}"
+    print(head)
+    print("-" * (len(head) - 1))
+    print(f"{'gp-ucb':<20} {gp:>8.1f} {gp:>8.1f} {1.0:>13.2f} {1.0:>12.2f}")
+    for name, fl in ((r, fl_r), (o, fl_o)):
+        rd = med(name, "round") * us
+        print(f"{name:<20} {rd:>8.1f} {fl:>8.1f} {fl / gp:>13.2f} {rd / fl:>12.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small smoke run (not the targets)")
@@ -278,14 +591,29 @@ def main() -> None:
         help="instead: every agent beside revision REV's code (git archive), in one run",
     )
     ap.add_argument("--agents", default=None, help="comma-separated names (--against)")
-    ap.add_argument("--T", type=int, default=10_000, help="rounds per run (--against)")
-    ap.add_argument("--n", type=int, default=100, help="arms (--against)")
+    ap.add_argument("--T", type=int, default=10_000, help="rounds per run (--against, --floor)")
+    ap.add_argument("--n", type=int, default=100, help="arms (--against, --floor)")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="instead: the floor of an exact rcgp-ucb-adaptive and outlier-gp-ucb beside "
+        "their round and GP-UCB's",
+    )
+    ap.add_argument("--floor-child", metavar="AGENT", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    window = min(500, args.T // 4)
+    if args.floor_child:
+        import json
+
+        print(json.dumps(floor_child(args.floor_child, args.n, args.T, window)))
+        return
+    if args.floor:
+        floor(args.n, args.T, window, args.repeats)
+        return
     if args.against:
         names = args.agents.split(",") if args.agents else list(agents.available())
         lscpu = platform.processor() or platform.machine()
         print(f"hbo-bench agents vs {args.against} — numpy {np.__version__}, {lscpu}")
-        window = min(500, args.T // 4)
         against(args.against, names, args.n, args.T, window, args.repeats)
         return
     marks = (1_000, 2_000) if args.quick else (1_000, 20_000)
