@@ -3,8 +3,11 @@ CI runs the README's test command, and the Python examples run."""
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +21,6 @@ def archive_once(monkeypatch: pytest.MonkeyPatch, archive_results: dict) -> None
     session's ``all_results()`` (conftest, computed once per process from the same
     committed archive) instead of recomputing it (7-8 s) in each test here. A deep copy,
     so no render can change what the next test reads."""
-    import copy
-
     from hbo_envs.judging import publish
 
     def all_results(root: object = None) -> dict:
@@ -27,6 +28,23 @@ def archive_once(monkeypatch: pytest.MonkeyPatch, archive_results: dict) -> None
         return copy.deepcopy(archive_results)
 
     monkeypatch.setattr(publish, "all_results", all_results)
+    # The archive's stale counts (source hashes of ~600 agent specs) and the env table (62
+    # envs built) are functions of the committed archive and the registries alone, ~7 s a
+    # render: computed once per process for the tests here too.
+    for name in ("_stale_counts", "env_table_block"):
+        monkeypatch.setattr(publish, name, _memoized(name, getattr(publish, name)))
+
+
+_RENDER_INPUTS: dict[tuple[str, tuple[object, ...]], Any] = {}
+
+
+def _memoized(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    def memo(*args: object) -> Any:
+        if (name, args) not in _RENDER_INPUTS:
+            _RENDER_INPUTS[name, args] = real(*args)
+        return copy.deepcopy(_RENDER_INPUTS[name, args])
+
+    return memo
 
 
 @pytest.mark.xdist_group("archive_results")
