@@ -120,6 +120,28 @@ def test_score_distribution_by_hand() -> None:
     assert f[0] == lo[0] == hi[0] == 1.0  # every score is above -1 in every replicate
 
 
+def test_score_distribution_band_is_the_stratified_bootstrap() -> None:
+    """The band's replicates are :func:`score_distribution` of the resampled runs, the same
+    draws one replicate at a time through the plain function (exactly: counts of scores
+    above each threshold), with ties between scores and thresholds."""
+    rng = np.random.default_rng(6)
+    s = np.round(rng.normal(size=(7, 3)), 1)  # ties, and scores equal to thresholds
+    taus = np.round(np.linspace(-2, 2, 41), 1)
+    f, lo, hi = score_distribution_band(s, taus, reps=250, seed=11)
+    idx = np.random.default_rng(11).integers(7, size=(250, 7, 3))
+    boot = np.array(
+        [
+            score_distribution(np.stack([s[idx[k, :, m], m] for m in range(3)], 1), taus)
+            for k in range(250)
+        ]
+    )
+    assert np.array_equal(f, score_distribution(s, taus))
+    a = (1 - 0.95) / 2  # the function's own level (0.025 up to rounding)
+    assert np.array_equal(lo, np.quantile(boot, a, axis=0))
+    assert np.array_equal(hi, np.quantile(boot, 1 - a, axis=0))
+    assert np.any(lo < f) and np.any(hi > f)  # a band, not the point
+
+
 def test_iqm_band_equals_the_stratified_bootstrap_at_every_step() -> None:
     rng = np.random.default_rng(5)
     curves = np.cumsum(rng.pareto(1.5, size=(9, 12)), axis=1)
