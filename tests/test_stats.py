@@ -230,3 +230,11 @@ def test_wilcoxon_p_is_scipys_number_and_vectorizes_the_permutation_case() -> No
         expected = float(wilcoxon(d, zero_method="wilcox").pvalue)
         assert wilcoxon_p(d) == expected, (d, wilcoxon_p(d), expected)
     assert permutation_cases >= 8  # the vectorized branch is what most cases test
+
+
+@pytest.mark.parametrize("d", [[], [0.0, 0.0], [1.0, np.nan], [np.inf, 1.0]])
+def test_wilcoxon_p_refuses_what_has_no_p_value(d: list[float]) -> None:
+    from hbo_envs.harness.stats import wilcoxon_p
+
+    with pytest.raises(ValueError, match="'d' parameter of wilcoxon_p"):
+        wilcoxon_p(np.array(d))

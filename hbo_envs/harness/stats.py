@@ -512,6 +512,11 @@ def wilcoxon_p(d: np.ndarray) -> float:
     from scipy import stats
 
     x = np.asarray(d, dtype=float).ravel()
+    if x.size == 0 or not np.isfinite(x).all() or not np.any(x != 0):
+        raise ValueError(
+            "The 'd' parameter of wilcoxon_p must be a non-empty array of finite differences, "
+            f"not all zero. Got {x.tolist()[:8]!r}{' ...' if x.size > 8 else ''} instead."
+        )
     nonzero = x[x != 0]
     ties = np.unique(np.abs(nonzero)).size < nonzero.size
     if (ties or nonzero.size < x.size) and x.size <= WILCOXON_PERMUTATION_MAX_N:
@@ -568,7 +573,12 @@ def paired_comparison(
         lo, hi, p = r.lo, r.hi, r.p
     wp = math.nan
     if np.count_nonzero(d) >= 1 and not deterministic:
-        wp = wilcoxon_p(d)
+        if np.isfinite(d).all():
+            wp = wilcoxon_p(d)
+        else:  # scipy's own answer for a non-finite difference (wilcoxon_p refuses it)
+            from scipy.stats import wilcoxon
+
+            wp = float(wilcoxon(d, zero_method="wilcox").pvalue)
     return PairedComparison(
         int(xa.size),
         float(xa.mean()),
