@@ -460,23 +460,27 @@ def floor_child(name: str, n: int, T: int, W: int) -> dict:
 
     counts = {"diag": 0, "steps": 0}
     scores = agent._scores
-    derivatives, diagnose = scores.derivatives, agent._diagnose
+    score, derivatives, diagnose = scores.score, scores.derivatives, agent._diagnose
 
-    def counted_derivatives(S, fv):
-        counts["steps"] += 1
-        return derivatives(S, fv)
+    def counted(fn):  # a mode-search step evaluates the score once (with or without H)
+        def call(S, fv):
+            counts["steps"] += 1
+            return fn(S, fv)
+
+        return call
 
     def counted_diagnose():
         counts["diag"] += 1
         return diagnose()
 
-    scores.derivatives, agent._diagnose = counted_derivatives, counted_diagnose
+    scores.score, scores.derivatives = counted(score), counted(derivatives)
+    agent._diagnose = counted_diagnose
     for t in range(T):
         if t == T - W:
             counts.update(diag=0, steps=0)
         x = agent.act()
         agent.update(x, fl[x] + noise[t])
-    scores.derivatives = derivatives
+    scores.score, scores.derivatives = score, derivatives
     S, K = agent._S, np.asfortranarray(agent._K_SS)
     fS = agent._mode[S].copy()
     rw = agent._rewards

@@ -454,6 +454,72 @@ def test_student_t_scores_from_moments_equal_the_direct_sums(nu, s):
             assert abs(h[j] - h0) <= 1e-13 * size / math.sqrt(nu * s * s)
 
 
+def test_student_t_scores_cache_follows_each_reward_bit_for_bit():
+    # the moments cached for the arms S are updated column by column as rewards arrive
+    # (no rebuild per diagnosis): after every add they equal a fresh cache's exactly, and
+    # the score without curvature equals the first element of derivatives() exactly
+    from agents.robust.outlier_gp_ucb import StudentTScores
+    from agents.robust.rcgp_ucb import PlateauRewards
+
+    rng = np.random.default_rng(7)
+    n = 6
+    rw = PlateauRewards(n, bound=50.0)
+    sc = StudentTScores(n, 4.0, 0.5, rw)
+    fresh = StudentTScores(n, 4.0, 0.5, rw)
+    S = np.array([0, 2, 3, 5])
+    for i in range(300):
+        a = int(rng.integers(0, n))  # arms 1 and 4 are outside S
+        y = float(np.cos(a) + 0.5 * rng.standard_t(3))
+        rw.add(a, y)
+        for s in (sc, fresh):
+            s.add(a, y)
+        if i % 7 == 0:
+            f = np.cos(S) + 0.01 * rng.normal(size=S.size)
+            if i % 2:
+                sc.derivatives(S, f)  # the curvature column cache too
+            fresh._cache = None  # rebuilt from the moments: the reference
+            fresh._slot[:] = -1
+            fresh._centre[:] = sc._centre
+            fresh._re[:] = sc._re
+            g, h = fresh.derivatives(S, f)
+            assert np.array_equal(sc.score(S, f), g)
+            g2, h2 = sc.derivatives(S, f)
+            assert np.array_equal(g2, g) and np.array_equal(h2, h)
+            for k in (2, 3):
+                assert np.array_equal(sc._cache[k], fresh._cache[k])
+
+
+def test_student_t_scores_refuse_an_order_below_3():
+    from agents.robust.outlier_gp_ucb import StudentTScores
+
+    with pytest.raises(ValueError, match=r"'order' parameter of StudentTScores must be"):
+        StudentTScores(3, 4.0, 1.0, rewards=None, order=2)
+
+
+def test_outlier_chord_matrix_is_the_laplace_covariance():
+    # the mode search's explicit matrix A = K - V^T V equals (K^-1 + W')^-1 (a direct
+    # inverse), and one chord step from the mode stays at the mode
+    p = problem(n=15, horizon=400)
+    agent = OutlierGPUCB(scale=0.3)
+    agent.reset(p, seed=0)
+    rng = np.random.default_rng(1)
+    f = np.sin(5 * p.points[:, 0])
+    for _ in range(200):
+        a = agent.act()
+        agent.update(a, float(f[a] + 0.3 * rng.standard_t(3)))
+    A, Wp = agent._factor
+    K = agent._K_SS
+    assert np.isfinite(A).all() and np.isfinite(Wp).all() and Wp.size == K.shape[0] >= 5
+    want = np.linalg.solve(np.eye(K.shape[0]) + K * Wp[None, :], K)  # (I + K W')^-1 K
+    np.testing.assert_allclose(A, want, rtol=1e-7, atol=1e-9 * np.abs(want).max(), equal_nan=False)
+    S = agent._S
+    mode, _ = agent._mode_search(agent._mode[S].copy(), agent._rewards.count[S] * agent._w_obs)
+    g = agent._scores.score(S, mode)
+    np.testing.assert_allclose(A @ (Wp * mode + g), mode, atol=1e-9)
+    # the mode: K^-1 f = g(f), i.e. f = K g(f)
+    np.testing.assert_allclose(K @ g, mode, atol=1e-8)
+
+
 def test_plateau_rewards_per_arm_windows_and_arm_values():
     from agents.robust.rcgp_ucb import PlateauRewards
 

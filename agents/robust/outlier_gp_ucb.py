@@ -56,6 +56,9 @@ SUBTRACT_MAX = 1e4
 #: updates then keep ~12 digits); below it, it is computed afresh at each diagnosis.
 FISHER_ENGINE_MIN_LAM = 1e-3
 
+#: ``8 eps``: the rounding margin of a reward's window test (:meth:`OutlierGPUCB._diagnose`).
+_EIGHT_EPS = 8.0 * float(np.finfo(float).eps)
+
 #: Allowed Student-t scales (``scale`` or ``R``): ``scale^2`` and ``1 / scale^2`` stay
 #: far from overflow in the likelihood's terms.
 SCALE_RANGE = (1e-100, 1e100)
@@ -197,24 +200,36 @@ class StudentTScores:
         self, n: int, nu: float, scale: float, rewards: Any, *, order: int = 12,
         radius: float = 1 / 32,
     ) -> None:  # fmt: skip
+        order = check_int("StudentTScores", "order", order, 3, None)  # d^2 is read
         check_memory("StudentTScores", "n", n, 8.0 * order * n + 8.0 * n, "Use fewer arms.")
         self.nu1 = nu + 1.0
         self.root_c = math.sqrt(nu) * scale  # sqrt(nu s^2)
         self.order = order
         self.reach = radius * self.root_c
+        self._reach2 = (self.reach * self.reach) * (1.0 - 1e-9)
         self._ks = np.arange(1, order + 1)  # powers of w: w^(k+1), k < order
         self._kd = np.arange(1, order, dtype=float)[:, None]  # d/dd d^k = k d^(k-1)
         self._re = np.zeros((order, n))  # Re M_k per arm (row k: all arms)
         self._centre = np.zeros(n)
         self._rewards = rewards  # a PlateauRewards holding every reward (re-centring)
         self.recentred = 0  # arms re-centred so far
-        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        # the moments of the arms S last evaluated, scaled as the sums need them (column j:
+        # arm S[j]): S, their centres, (nu + 1) Re M_k and, once the curvature was asked
+        # for, -(nu + 1) k Re M_k; an arm's column follows each reward added there
+        self._cache: list[Any] | None = None
+        self._slot = np.full(n, -1, dtype=np.intp)  # column of each arm in the cache
+        self._P = np.empty((order, 0))  # powers d^k of the last evaluation (row k)
 
     def add(self, arm: int, y: float) -> None:
         """Count reward ``y`` at ``arm`` (``O(order)``)."""
         w = 1.0 / complex(y - self._centre[arm], -self.root_c)
-        self._cache = None
-        self._re[:, arm] += (w**self._ks).real
+        col = self._re[:, arm]
+        col += (w**self._ks).real
+        j, cache = self._slot[arm], self._cache
+        if j >= 0 and cache is not None:  # its cached column, as a fresh cache computes it
+            cache[2][:, j] = self.nu1 * col
+            if cache[3] is not None:
+                cache[3][:, j] = (-self.nu1 * self._kd[:, 0]) * col[1:]
 
     def _recentre(self, arms: np.ndarray, f: np.ndarray) -> None:
         owner, ys = self._rewards.arm_values(arms)
@@ -226,25 +241,54 @@ class StudentTScores:
         np.add.at(re, pos, P.real)
         self._re[:, arms] = re.T
         self.recentred += arms.size
-        self._cache = None
+        self._drop_cache()
 
-    def derivatives(self, S: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(g, H)`` at latent values ``f`` of the (ascending, distinct) arms ``S``."""
+    def _drop_cache(self) -> None:
+        if self._cache is not None:
+            self._slot[self._cache[0]] = -1
+            self._cache = None
+
+    def _powers(self, S: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
+        """``(P, moments)``: ``P[k] = d^k`` (``d = f - centre``) for the (ascending,
+        distinct) arms ``S`` and their cached moments, after re-centring the arms beyond
+        :attr:`reach`; ``None`` when some were (the moments changed: evaluate again)."""
         cache = self._cache
         if cache is None or cache[0] is not S:
-            re = self._re[:, S]
-            cache = (S, self._centre[S], self.nu1 * re, (-self.nu1 * self._kd) * re[1:])
-            self._cache = cache
+            self._drop_cache()
+            cache = self._cache = [S, self._centre[S], self.nu1 * self._re[:, S], None]
+            self._slot[S] = np.arange(S.size)
         d = f - cache[1]
-        if not (d.max() <= self.reach and d.min() >= -self.reach):
+        P = self._P
+        if P.shape[1] != d.size:
+            P = self._P = np.empty((self.order, d.size))
+            P[0] = 1.0
+        P[1:] = d
+        np.multiply.accumulate(P[1:], axis=0, out=P[1:])
+        # every |d| <= reach for certain when every d^2 is below reach^2 less a margin
+        # (and no NaN); otherwise the arms beyond reach are found by |d| itself
+        if not P[2].max() < self._reach2:
             far = np.abs(d) > self.reach
             if far.any():
                 self._recentre(S[far], f[far])
-                return self.derivatives(S, f)
-        P = np.empty((self.order, d.size))  # row k: d^k
-        P[0] = 1.0
-        P[1:] = d
-        np.multiply.accumulate(P[1:], axis=0, out=P[1:])
+                return None
+        return P, cache
+
+    def score(self, S: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """``g`` at latent values ``f`` of the (ascending, distinct) arms ``S`` (the first
+        element of :meth:`derivatives`, without the curvature's work)."""
+        got = self._powers(S, f)
+        while got is None:
+            got = self._powers(S, f)
+        return np.einsum("km,km->m", got[0], got[1][2])
+
+    def derivatives(self, S: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(g, H)`` at latent values ``f`` of the (ascending, distinct) arms ``S``."""
+        got = self._powers(S, f)
+        while got is None:
+            got = self._powers(S, f)
+        P, cache = got
+        if cache[3] is None:
+            cache[3] = (-self.nu1 * self._kd) * self._re[1:, S]
         return np.einsum("km,km->m", P, cache[2]), np.einsum("km,km->m", P[:-1], cache[3])
 
 
@@ -281,10 +325,11 @@ class OutlierGPUCB(GPUCB):
       below the rounding of the direct sums; an arm whose mode strays is re-centred from
       its rewards, rarely once the modes settle);
     - the mode search is a chord iteration on :func:`student_t_laplace`'s floored Newton
-      step: its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` is factored (``O(|S|^3 / 3)``) only
-      when ``S`` grew or a step shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise
-      each step is two ``|S| x |S|`` products and a triangular solve pair (the fixed point,
-      the mode, does not depend on ``W'``); it stops at a step below
+      step: its matrix ``(K_SS^{-1} + W')^{-1}`` is formed (``O(|S|^3)``, from the
+      Cholesky factor of ``I + W'^{1/2} K_SS W'^{1/2}``) only when ``S`` grew or a step
+      shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise each step is the score
+      (without the curvature) and one ``|S| x |S|`` product (the fixed point, the mode,
+      does not depend on ``W'``); it stops at a step below
       :data:`MODE_TOL_COARSE` and goes on to the ``1e-10`` of :func:`student_t_laplace`
       only when a reward lies within ten last steps of a window edge, so the flags are
       those of the mode itself (a few steps a diagnosis late in a run, fewer than one
@@ -407,7 +452,7 @@ class OutlierGPUCB(GPUCB):
         self._fisher: GPPosteriorEngine | None = None
         if 1.0 / self._w_obs >= FISHER_ENGINE_MIN_LAM * kmax:
             self._fisher = GPPosteriorEngine(problem, 1.0 / self._w_obs, refresh_every=4096)
-        self._factor: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._factor: tuple[np.ndarray, np.ndarray] | None = None  # (A, W') of the chord
         # the last accepted diagnosis: its round and, per arm, the mode and half-width of
         # the inlier window (the outlier mask, rebuilt on demand by outliers_)
         self._mask_t = 0
@@ -420,19 +465,24 @@ class OutlierGPUCB(GPUCB):
         self, f: np.ndarray, W: np.ndarray, tol: float = 1e-10
     ) -> tuple[np.ndarray, float]:
         """The mode of ``p(f_S | y)`` from ``f``: the step of :func:`student_t_laplace`
-        (``newton=True``) with its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` factored only when
-        ``S`` changed or a step shrinks by less than :data:`CHORD_MAX_RATIO`: a chord
-        iteration, whose fixed point is the same (any positive ``W'``), mostly on the
-        factor of an earlier diagnosis. Scores from :class:`StudentTScores`."""
+        (``newton=True``), ``f <- (K_SS^{-1} + W')^{-1} (W' f + g(f))``, with its matrix
+        formed only when ``S`` changed or a step shrinks by less than
+        :data:`CHORD_MAX_RATIO`: a chord iteration, whose fixed point is the same (any
+        positive ``W'``), mostly on the matrix of an earlier diagnosis. The matrix is kept
+        explicitly, ``A = K_SS - V^T V`` with ``V = L^{-1} W'^{1/2} K_SS`` and ``L L^T =
+        I + W'^{1/2} K_SS W'^{1/2}`` (the Laplace posterior covariance's stable form), so a
+        step is one ``|S| x |S|`` product; the curvature ``H`` (for ``W' = max(H, W)``)
+        is evaluated only when the matrix is formed. Scores from :class:`StudentTScores`."""
         K, S = self._K_SS, self._S
         fac = self._factor
         if fac is not None and fac[0].shape[0] != S.size:
             fac = None
         prev = math.inf
         refactor = fac is None
+        scores = self._scores
         for _ in range(LAPLACE_ITERS):
-            g, H = self._scores.derivatives(S, f)
             if refactor:
+                g, H = scores.derivatives(S, f)
                 Wp = np.maximum(H, W)
                 swp = np.sqrt(Wp)
                 B = swp[:, None] * K
@@ -441,15 +491,15 @@ class OutlierGPUCB(GPUCB):
                 Li, info = lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
                 if info:
                     raise np.linalg.LinAlgError(f"I + W^1/2 K W^1/2 not positive definite ({info})")
-                fac = (Li, swp, Wp)
+                V = linalg.solve_triangular(Li, swp[:, None] * K, lower=True, check_finite=False)
+                fac = (K - V.T @ V, Wp)
                 self.newton_factorizations += 1
-            Li, swp, Wp = fac
+            else:
+                g = scores.score(S, f)
+            A, Wp = fac
             b = Wp * f
             b += g
-            v, _ = lapack.dpotrs(Li, swp * (K @ b), lower=1)
-            v *= swp
-            np.subtract(b, v, out=b)
-            f_new = K @ b
+            f_new = A @ b
             np.subtract(f_new, f, out=f)
             step = float(np.abs(f).max())
             f = f_new
@@ -474,15 +524,15 @@ class OutlierGPUCB(GPUCB):
         # within 10 last steps of a window edge (then the search goes on to 1e-10)
         f_hat, step = self._mode_search(self._mode[S], W, MODE_TOL_COARSE)
         if self._fisher is not None:
-            var = np.maximum(self._fisher.variance()[S], 0.0)
+            var = self._fisher.variance()[S]  # clipped at 0 by variance()
         else:
             var = _laplace_variance(self._K_SS, W)
-        sd = np.sqrt(var + self._noise)
+        var += self._noise
+        sd = np.sqrt(var, out=var)
         half = _t_quantile(self.nu_, self.alpha_) * sd  # flag_outliers' q sd, per arm
         halfw = np.zeros(n)
         halfw[S] = half
         centre = np.zeros(n)
-        eps = np.finfo(float).eps
         delta = 10.0 * step
         while True:
             centre[S] = f_hat
@@ -490,22 +540,34 @@ class OutlierGPUCB(GPUCB):
             # the coarse mode may be off), so that every reward counted there also passes
             # flag_outliers' |y - m| <= q sd in floating point; the others are tested one
             # by one with flag_outliers' own arithmetic
-            ulp = 8.0 * eps * (np.abs(centre) + halfw)
-            sure = np.maximum(halfw - ulp - delta, 0.0)
+            ulp = np.abs(centre)
+            ulp += halfw
+            ulp *= _EIGHT_EPS  # 8 eps (|m| + q sd)
+            sure = halfw - ulp
+            sure -= delta
+            np.maximum(sure, 0.0, out=sure)
             cnt_in, sum_in, oa, oy = self._rewards.statistics(centre, sure)
-            dist = np.abs(oy - centre[oa])
-            if delta > 0.0 and np.any(np.abs(dist - halfw[oa]) <= delta + ulp[oa]):
-                f_hat, _ = self._mode_search(f_hat, W)  # ambiguous: the mode to 1e-10
-                self.mode_refinements += 1
-                delta = 0.0
-                continue
+            ho = halfw[oa]
+            dist = oy - centre[oa]
+            np.abs(dist, out=dist)
+            if delta > 0.0:
+                near = dist - ho
+                np.abs(near, out=near)
+                lim = ulp[oa]
+                lim += delta
+                if (near <= lim).any():
+                    f_hat, _ = self._mode_search(f_hat, W)  # ambiguous: the mode to 1e-10
+                    self.mode_refinements += 1
+                    delta = 0.0
+                    continue
             break
         self._mode[S] = f_hat  # the next diagnosis starts here (a new arm: at 0)
-        keep = ~(dist > halfw[oa])
-        cnt = cnt_in + np.bincount(oa[keep], minlength=n)
+        keep = ~(dist > ho)
+        ka = oa[keep]
+        cnt = cnt_in + np.bincount(ka, minlength=n)
         if (t - int(cnt.sum())) / t > self.max_frac_:  # safeguard (step 3): old mask
             return False
-        tot = sum_in + np.bincount(oa[keep], weights=oy[keep], minlength=n)
+        tot = sum_in + np.bincount(ka, weights=oy[keep], minlength=n)
         self._inliers = (cnt, tot)
         self._mask_t = t
         self._mask_centre, self._mask_half = centre, halfw
