@@ -667,7 +667,7 @@ def test_whole_verification_time_is_bounded() -> None:
     cells = [RerunCell(ENVS[0], s, horizon=20) for s in range(6)]
     t0 = time.monotonic()
     out = rerun_cells(
-        "test_leaderboard:Sleeper", {}, cells, workers=2, limits=SandboxLimits(wall_s=3)
+        "leaderboard_agents:Sleeper", {}, cells, workers=2, limits=SandboxLimits(wall_s=3)
     )
     wall = time.monotonic() - t0
     assert all(not o.ok for o in out)
