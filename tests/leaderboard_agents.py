@@ -2,7 +2,7 @@
 sandbox probes) and the attack agents of ``test_leaderboard_trust.py``, in a module of their
 own because the verifier's sandboxed child imports the agent's module. This one imports only
 numpy and the standard library at the top (gymnasium, hbo_envs and the harness's seed
-derivation inside the oracles that need them); the test modules pulled in pytest, the
+derivation inside the functions that need them); the test modules pulled in pytest, the
 leaderboard package, pandas and (test_leaderboard.py, through the CLI) matplotlib, which also
 built its font cache in the child's empty HOME: 2-4 s at each of test_leaderboard.py's ~24
 sandbox starts and ~1 s at each of the trust tests' ~15, against ~0.4 s now.
@@ -170,32 +170,34 @@ class Sleeper(FirstArm):
         return 0
 
 
-#: (problem name, agent seed) -> optimal arm, for the public seeds only
-ORACLE: dict[tuple[str, int], int] = {}
-
-
-def _memorize_public_optima() -> None:
+def public_optima() -> dict[str, int]:
+    """``"<problem name>|<agent seed>" -> optimal arm`` on the tiny suite's public seeds: the
+    table a cheat memorizes (JSON, so that it ships in the submission's ``params``)."""
     import gymnasium as gym
 
-    import hbo_envs  # noqa: F401 - registers the envs (the sandbox's child has it loaded)
+    import hbo_envs  # noqa: F401 - registers the envs
     from hbo_envs.harness.specs import agent_seed
 
+    table = {}
     for env_id in ENVS:
         env = gym.make(env_id, horizon=T).unwrapped
         for s in SEEDS:
             env.reset(seed=s)
-            ORACLE[(env.problem.name, agent_seed(s))] = int(np.argmax(env.objective.values))
+            table[f"{env.problem.name}|{agent_seed(s)}"] = int(np.argmax(env.objective.values))
+    return table
 
 
 class PublicSeedOracle:
-    """Plays the optimum on the public seeds it memorized, arm 0 elsewhere (a cheat)."""
+    """Plays the optimum on the public seeds it memorized, arm 0 elsewhere (a cheat that
+    ships its table of :func:`public_optima` as a parameter)."""
 
     name = "public-seed-oracle"
 
+    def __init__(self, optima: dict[str, int]) -> None:
+        self.optima = optima
+
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        if not ORACLE:  # in the verifier's sandbox: memorize again (a cheat ships its table)
-            _memorize_public_optima()
-        self.arm = ORACLE.get((problem.name, int(seed or 0)), 0)
+        self.arm = self.optima.get(f"{problem.name}|{int(seed or 0)}", 0)
 
     def act(self) -> int:
         return self.arm

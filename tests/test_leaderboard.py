@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from leaderboard_agents import ENVS, SEEDS, KernelUCB, T, _memorize_public_optima
+from leaderboard_agents import ENVS, SEEDS, KernelUCB, T, public_optima
 
 import agents
 from hbo_envs.cli import main
@@ -373,8 +373,14 @@ def test_non_deterministic_agent_fails_verification(board: dict[str, Any]) -> No
 @BOARD
 def test_public_seed_overfitting_is_flagged(board: dict[str, Any]) -> None:
     suite = board["suite"]
-    _memorize_public_optima()
-    sub = submit(suite, "leaderboard_agents:PublicSeedOracle", workers=1, progress=False)
+    sub = submit(
+        suite,
+        "leaderboard_agents:PublicSeedOracle",
+        {"optima": public_optima()},
+        display_name="public-seed-oracle",
+        workers=1,
+        progress=False,
+    )
     assert all(r["final_regret"] == 0.0 for r in sub["results"])  # perfect on public seeds
     rep = verify(sub, hidden=HIDDEN, root=board["root"], workers=2)
     assert rep.status == "flagged", str(rep)
