@@ -529,6 +529,17 @@ def test_minimum_hidden_seeds_against_a_hand_count() -> None:
     assert min_hidden_seeds(10) == 4 and 1 / comb(12, 2) > FLAG_P / 10
 
 
+@pytest.mark.parametrize(
+    ("n", "alpha", "name"),
+    [(0, FLAG_P, "n_public"), (-3, FLAG_P, "n_public"), (2.5, FLAG_P, "n_public"),
+     (10, 0.0, "alpha"), (10, -0.1, "alpha"), (10, 1.0, "alpha"), (10, float("nan"), "alpha")],
+)  # fmt: skip
+def test_minimum_hidden_seeds_refuses_what_has_no_answer(n: Any, alpha: float, name: str) -> None:
+    # no public seed, or a level of 0 or below, has no m (the search looped forever)
+    with pytest.raises(ValueError, match=rf"'{name}' parameter of min_hidden_seeds must be"):
+        min_hidden_seeds(n, alpha)
+
+
 def test_two_stage_flag_rate_under_the_null_is_below_its_bound() -> None:
     """Genuine agents (public and hidden R_T exchangeable, envs correlated through the
     seed) are flagged at most FLAG_P2 of the time: each stage is an exact permutation test.
