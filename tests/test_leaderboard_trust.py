@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import copy
 import os
+import platform
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -516,6 +518,44 @@ def test_module_changed_after_verification_is_not_ranked(
         assert any(n.startswith("late.json: not ranked: stale") for n in notes)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp filter is x86-64 only")
+def test_the_seccomp_layer_alone_refuses_unix_sockets() -> None:
+    # test_spy_escapes_fail checks the whole sandbox, where other layers also stop a UNIX
+    # socket; this checks the seccomp filter by itself, in a fresh process (it is
+    # irrevocable): AF_UNIX works before and fails with EACCES after, AF_INET still works
+    code = (
+        "import errno, socket\n"
+        "from hbo_envs.leaderboard.sandbox import _deny_unix_sockets\n"
+        "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()\n"
+        "_deny_unix_sockets()\n"
+        "try:\n"
+        "    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "    print('UNIX socket allowed')\n"
+        "except OSError as e:\n"
+        "    print('refused', errno.errorcode[e.errno])\n"
+        "socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()\n"
+        "print('inet ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["refused EACCES", "inet ok"], out.stdout
+
+
+def test_the_child_resolves_only_agent_classes() -> None:
+    # the sandboxed child's own check, by itself (verify refuses these earlier, so the end
+    # to end attack test passes without it): a function, a class without the Agent
+    # methods and a standard-library path are refused before anything is called
+    from hbo_envs.leaderboard.sandbox import _resolve
+
+    assert _resolve("agents.gp.gp_ucb:GPUCB").__name__ == "GPUCB"
+    with pytest.raises(ValueError, match=r"must name an agent class; it names a function"):
+        _resolve("hbo_envs.validation:check_int")
+    with pytest.raises(ValueError, match=r"lacks the Agent methods \['reset', 'act'"):
+        _resolve("hbo_envs.leaderboard.sandbox:SandboxLimits")
+    with pytest.raises(ValueError, match=r"names a standard-library module"):
+        _resolve("os:system")
 
 
 def test_minimum_hidden_seeds_against_a_hand_count() -> None:
