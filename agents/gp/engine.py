@@ -924,9 +924,10 @@ class GPPosteriorEngine:
             return False  # singular, or det(I + Q C_kk) < 0
         Minv, info = lapack.dgetri(lu, piv, overwrite_lu=1)
         Y = blas.dgemm(1.0, C, Minv)  # C M^{-1}, (n, k)
-        # the variance at each moved arm afterwards over before: (0, 2] (rank one: den >= 1/2)
-        ratio = 1.0 - np.einsum("ij,ij->i", Y[moved], Ckk) / Ckk.diagonal()
-        if info or not (ratio.min() > 0.0 and ratio.max() <= 2.0):
+        # each moved arm's variance afterwards in (0, 2 x before] (rank one: den >= 1/2)
+        old_var = Ckk.diagonal()
+        new_var = old_var - np.einsum("ij,ij->i", Y[moved], Ckk)
+        if info or not (new_var.min() > 0.0 and (new_var - 2.0 * old_var).max() <= 0.0):
             return False
         # mean += C M^{-1} (Q^{-1} ds / lambda - mean[moved]), Q^{-1} ds / lambda = ds / dp
         z = (tot[moved] - self.sums[moved]) / dp[:, None]
