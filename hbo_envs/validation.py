@@ -29,6 +29,7 @@ __all__ = [
     "check_int",
     "check_moment_index",
     "check_real",
+    "check_reward",
     "param_error",
     "seconds_from_env",
     "MAX_HORIZON",
@@ -163,6 +164,25 @@ def check_index(owner: str, name: str, value: Any, n: int) -> int:
     if not 0 <= i < n:
         raise param_error(owner, name, allowed, value)
     return i
+
+
+def check_reward(owner: str, reward: Any) -> float:
+    """Return ``reward`` as a float, or raise the uniform error: every agent's ``update``
+    check of the reward it is given (as :func:`check_index` is of the action).
+
+    Anything ``float()`` turns into a finite number is accepted (Python and numpy reals,
+    0-d arrays); NaN, infinities and what ``float()`` refuses raise ``ValueError``::
+
+        ValueError: The 'reward' parameter of TGPUCB must be a finite real number.
+        Got inf instead.
+    """
+    try:
+        y = float(reward)
+    except (TypeError, ValueError):
+        y = math.nan
+    if not math.isfinite(y):
+        raise param_error(owner, "reward", "a finite real number", reward)
+    return y
 
 
 def check_bool(owner: str, name: str, value: Any, *, allow_none: bool = False) -> bool | None:

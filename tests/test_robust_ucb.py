@@ -196,6 +196,34 @@ def test_bad_seed_reward_and_action_are_refused() -> None:
         agents.make("robust-ucb-trunc", nu=1.0)  # each variant has its own moment
 
 
+BAD_REWARDS = [math.nan, math.inf, -math.inf, np.float32("nan"), np.array(math.inf), "x", None, 1j]
+
+
+@pytest.mark.parametrize("name", ["robust-ucb-mom", "robust-ucb-trunc", "random", "gp-ucb"])
+def test_bad_rewards_get_one_message_and_change_nothing(name: str) -> None:
+    """The baselines and the GP agents check a reward with one implementation
+    (``hbo_envs.validation.check_reward``): the same message for every bad value, the agent
+    left as it was; the accepted forms are any real ``float()`` takes."""
+    agent = agents.make(name)
+    agent.reset(_problem([0.0, 1.0, 0.5]), seed=0)
+    owner = type(agent).__name__
+    for bad in BAD_REWARDS:
+        with pytest.raises(ValueError) as e:
+            agent.update(0, bad)
+        assert str(e.value) == (
+            f"The 'reward' parameter of {owner} must be a finite real number. Got {bad!r} instead."
+        )
+    fresh = agents.make(name)
+    fresh.reset(_problem([0.0, 1.0, 0.5]), seed=0)
+    for got, want in zip(agent.posterior(), fresh.posterior(), strict=True):
+        np.testing.assert_array_equal(got, want)  # the refused rewards left no trace
+    for good in (np.float32(0.5), np.array(0.25), 1, -2.0):
+        agent.update(int(agent.act()), good)
+        fresh.update(int(fresh.act()), float(good))
+    for got, want in zip(agent.posterior(), fresh.posterior(), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_moment_overrides_replace_the_problems() -> None:
     a = agents.make("robust-ucb-trunc", u=8.0)
     a.reset(_problem([0.0, 1.0], v=2.0), seed=0)

@@ -72,7 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.validation import MAX_SCALE, check_index, check_real, param_error
+from hbo_envs.validation import MAX_SCALE, check_index, check_real, check_reward, param_error
 
 __all__ = ["RobustUCBMedianOfMeans", "RobustUCBTruncated"]
 
@@ -170,12 +170,7 @@ class _RobustUCB:
         """Record ``reward`` (finite) observed at ``action``."""
         owner = type(self).__name__
         a = check_index(owner, "action", action, self.n_)
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(owner, "reward", "a finite real number", reward)
+        y = check_reward(owner, reward)
         self.counts_[a] += 1
         self._observe(a, y, int(self.counts_[a]))
         self.t_ += 1

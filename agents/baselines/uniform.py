@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hbo_envs.validation import check_index, check_real, param_error
+from hbo_envs.validation import check_index, check_real, check_reward, param_error
 
 __all__ = ["RandomAgent"]
 
@@ -91,12 +91,7 @@ class RandomAgent:
         """Record ``reward`` at ``action`` (for :meth:`posterior` only)."""
         owner = type(self).__name__
         a = check_index(owner, "action", action, self.n_)
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(owner, "reward", "a finite real number", reward)
+        y = check_reward(owner, reward)
         self.counts_[a] += 1.0
         self.sums_[a] += y
         self._pending = None

@@ -24,7 +24,7 @@ import numpy as np
 
 from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import NAMED_WIDTHS, SCHEDULE_SETS, Schedule, gp_ucb_width
-from hbo_envs.validation import check_choice, check_index, check_real, param_error
+from hbo_envs.validation import check_choice, check_index, check_real, check_reward, param_error
 
 __all__ = ["GPUCBAgent", "TIE_RTOL", "argmax_rows"]
 
@@ -283,10 +283,4 @@ class GPUCBAgent:
         return check_index(self._owner, "action", action, self.n_)
 
     def _check_reward(self, reward: Any) -> float:
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(self._owner, "reward", "a finite real number", reward)
-        return y
+        return check_reward(self._owner, reward)
