@@ -56,6 +56,12 @@ SUBTRACT_MAX = 1e4
 #: updates then keep ~12 digits); below it, it is computed afresh at each diagnosis.
 FISHER_ENGINE_MIN_LAM = 1e-3
 
+#: The mode search forms its chord matrix ``(K_SS^{-1} + W')^{-1}`` explicitly (``O(|S|^3)``)
+#: once a factorisation has served this many steps: from then on a step is one product.
+#: Early in a run the chord refactors almost every step and the triangular solves are
+#: cheaper; late in a run one factorisation serves hundreds of steps.
+CHORD_EXPLICIT_AFTER = 2
+
 #: ``8 eps``: the rounding margin of a reward's window test (:meth:`OutlierGPUCB._diagnose`).
 _EIGHT_EPS = 8.0 * float(np.finfo(float).eps)
 
@@ -325,11 +331,13 @@ class OutlierGPUCB(GPUCB):
       below the rounding of the direct sums; an arm whose mode strays is re-centred from
       its rewards, rarely once the modes settle);
     - the mode search is a chord iteration on :func:`student_t_laplace`'s floored Newton
-      step: its matrix ``(K_SS^{-1} + W')^{-1}`` is formed (``O(|S|^3)``, from the
-      Cholesky factor of ``I + W'^{1/2} K_SS W'^{1/2}``) only when ``S`` grew or a step
-      shrinks by less than :data:`CHORD_MAX_RATIO`, otherwise each step is the score
-      (without the curvature) and one ``|S| x |S|`` product (the fixed point, the mode,
-      does not depend on ``W'``); it stops at a step below
+      step: its matrix ``I + W'^{1/2} K_SS W'^{1/2}`` is factored (``O(|S|^3 / 3)``) only
+      when ``S`` grew or a step shrinks by less than :data:`CHORD_MAX_RATIO`; otherwise a
+      step is the score (without the curvature) and two ``|S| x |S|`` products and a
+      triangular solve pair, or, once the factor has served
+      :data:`CHORD_EXPLICIT_AFTER` steps, one product with ``(K_SS^{-1} + W')^{-1}``
+      formed explicitly (the fixed point, the mode, does not depend on ``W'``); it stops
+      at a step below
       :data:`MODE_TOL_COARSE` and goes on to the ``1e-10`` of :func:`student_t_laplace`
       only when a reward lies within ten last steps of a window edge, so the flags are
       those of the mode itself (a few steps a diagnosis late in a run, fewer than one
@@ -452,7 +460,8 @@ class OutlierGPUCB(GPUCB):
         self._fisher: GPPosteriorEngine | None = None
         if 1.0 / self._w_obs >= FISHER_ENGINE_MIN_LAM * kmax:
             self._fisher = GPPosteriorEngine(problem, 1.0 / self._w_obs, refresh_every=4096)
-        self._factor: tuple[np.ndarray, np.ndarray] | None = None  # (A, W') of the chord
+        # the chord's matrix: [L, W'^1/2, W', (K^-1 + W')^-1 once formed, steps made on it]
+        self._factor: list[Any] | None = None
         # the last accepted diagnosis: its round and, per arm, the mode and half-width of
         # the inlier window (the outlier mask, rebuilt on demand by outliers_)
         self._mask_t = 0
@@ -466,13 +475,15 @@ class OutlierGPUCB(GPUCB):
     ) -> tuple[np.ndarray, float]:
         """The mode of ``p(f_S | y)`` from ``f``: the step of :func:`student_t_laplace`
         (``newton=True``), ``f <- (K_SS^{-1} + W')^{-1} (W' f + g(f))``, with its matrix
-        formed only when ``S`` changed or a step shrinks by less than
+        factored only when ``S`` changed or a step shrinks by less than
         :data:`CHORD_MAX_RATIO`: a chord iteration, whose fixed point is the same (any
-        positive ``W'``), mostly on the matrix of an earlier diagnosis. The matrix is kept
-        explicitly, ``A = K_SS - V^T V`` with ``V = L^{-1} W'^{1/2} K_SS`` and ``L L^T =
-        I + W'^{1/2} K_SS W'^{1/2}`` (the Laplace posterior covariance's stable form), so a
-        step is one ``|S| x |S|`` product; the curvature ``H`` (for ``W' = max(H, W)``)
-        is evaluated only when the matrix is formed. Scores from :class:`StudentTScores`."""
+        positive ``W'``), mostly on the matrix of an earlier diagnosis. With ``L L^T =
+        I + W'^{1/2} K_SS W'^{1/2}``, a step is ``K (b - W'^{1/2} L^{-T} L^{-1} W'^{1/2} K
+        b)``, ``b = W' f + g``, until the factor has served :data:`CHORD_EXPLICIT_AFTER`
+        steps; then ``A = K_SS - V^T V``, ``V = L^{-1} W'^{1/2} K_SS`` (the Laplace
+        posterior covariance's stable form) is formed once and a step is ``A b``. The
+        curvature ``H`` (for ``W' = max(H, W)``) is evaluated only when the matrix is
+        factored. Scores from :class:`StudentTScores`."""
         K, S = self._K_SS, self._S
         fac = self._factor
         if fac is not None and fac[0].shape[0] != S.size:
@@ -491,15 +502,26 @@ class OutlierGPUCB(GPUCB):
                 Li, info = lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
                 if info:
                     raise np.linalg.LinAlgError(f"I + W^1/2 K W^1/2 not positive definite ({info})")
-                V = linalg.solve_triangular(Li, swp[:, None] * K, lower=True, check_finite=False)
-                fac = (K - V.T @ V, Wp)
+                fac = [Li, swp, Wp, None, 0]
                 self.newton_factorizations += 1
             else:
                 g = scores.score(S, f)
-            A, Wp = fac
+            Li, swp, Wp, A, uses = fac
             b = Wp * f
             b += g
-            f_new = A @ b
+            if A is None and uses >= CHORD_EXPLICIT_AFTER:
+                # the factor keeps serving: (K^-1 + W')^-1 = K - V^T V explicitly, so each
+                # further step is one product instead of two and a triangular solve pair
+                V, _ = lapack.dtrtrs(Li, swp[:, None] * K, lower=1)
+                A = fac[3] = K - V.T @ V
+            fac[4] = uses + 1
+            if A is None:
+                v, _ = lapack.dpotrs(Li, swp * (K @ b), lower=1)
+                v *= swp
+                np.subtract(b, v, out=b)
+                f_new = K @ b
+            else:
+                f_new = A @ b
             np.subtract(f_new, f, out=f)
             step = float(np.abs(f).max())
             f = f_new
