@@ -297,3 +297,27 @@ def test_a_cells_source_hash_does_not_depend_on_what_else_the_process_imported()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+
+
+def test_a_source_hash_does_not_depend_on_what_the_process_has_not_imported_yet() -> None:
+    """The other direction: a fresh ``import hbo_envs`` loads ``hbo_envs.channels.empirical``
+    (the real-data envs' channels), so it belongs to the channels package's closure; a
+    process that has built no real-data env has not imported it yet and must count it all
+    the same. Before, leaderboard references recorded by such a process and by one that had
+    built a real-data env disagreed, and ``baselines`` called each other's files stale."""
+    import subprocess
+    import sys
+
+    import hbo_envs.envs.real_data  # noqa: F401  (this process: imported)
+    from hbo_envs.harness.sources import env_source_hashes
+
+    here = env_source_hashes("hbo/Corrupted-SE-None-v0")
+    code = (
+        "import json, sys; from hbo_envs.harness.sources import env_source_hashes; "
+        "print(json.dumps([env_source_hashes('hbo/Corrupted-SE-None-v0'), "
+        "'hbo_envs.envs.real_data' in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    cold, imported = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not imported and "hbo_envs.channels.empirical" in here
+    assert cold == here

@@ -223,7 +223,7 @@ def test_ctrl_c_keeps_finished_cells_and_resumes(hbo_bench, tmp_path: Path) -> N
     out = tmp_path / "out"
     args = [
         sys.executable, "-m", "hbo_envs.cli", "run", "--env", ENV,
-        "--agent", "fixtures_agents:SleepyUniform[sleep=0.4]", "--seeds", "0-9",
+        "--agent", "fixtures_agents:SleepyUniform[sleep=0.15]", "--seeds", "0-9",
         "--horizon", "20", "--out", str(out), "--workers", "1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(TESTS)}

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from leaderboard_agents import ENVS, SEEDS, KernelUCB, T, public_optima
 
 import agents
 from hbo_envs.cli import main
@@ -42,9 +43,7 @@ from hbo_envs.leaderboard.verify import (
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARDS = ROOT / "leaderboards"
-ENVS = ("hbo/RKHS-SE-StudentT-v0", "hbo/Griewank2D-SymPareto-eps08-v0")
-SEEDS = (0, 1, 2, 3, 4, 5)
-T = 60
+# ENVS, SEEDS, T: the tiny suite's (TINY below)
 #: the fewest hidden seeds a verification of the 6-seed tiny suite accepts
 HIDDEN = 7
 
@@ -72,178 +71,8 @@ kwargs = {{}}
 """
 
 
-# -- third-party agents (a genuine submitter's code, importable as test_leaderboard:...) -------
-class KernelUCB:
-    """Naive kernel UCB from the problem's kernel matrix (a plausible third-party agent):
-    ``mu = k_t^T (K_t + lam I)^{-1} y``, ``sd^2 = k(x,x) - k_t^T (K_t + lam I)^{-1} k_t``, play
-    ``argmax mu + c sd`` (first round: a random arm from the seeded generator)."""
-
-    name = "kernel-ucb"
-
-    def __init__(self, c: float = 1.0, lam: float = 1.0) -> None:
-        self.c, self.lam = c, lam
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.K = np.asarray(problem.kernel_matrix)
-        self.n = problem.n
-        self.x: list[int] = []
-        self.y: list[float] = []
-
-    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.x:
-            return np.zeros(self.n), self.c * np.sqrt(np.diag(self.K))
-        kt = self.K[:, self.x]
-        A = self.K[np.ix_(self.x, self.x)] + self.lam * np.eye(len(self.x))
-        mu = kt @ np.linalg.solve(A, np.asarray(self.y))
-        var = np.diag(self.K) - np.einsum("ij,ji->i", kt, np.linalg.solve(A, kt.T))
-        return mu, self.c * np.sqrt(np.maximum(var, 0.0))
-
-    def act(self) -> int:
-        if not self.x:
-            return int(self.rng.integers(self.n))
-        mu, w = self.posterior()
-        return int(np.argmax(mu + w))
-
-    def update(self, action: int, reward: float) -> None:
-        self.x.append(int(action))
-        self.y.append(float(reward))
-
-
-class FirstArm:
-    """Always plays arm 0 (typically worse than uniform play)."""
-
-    name = "first-arm"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        pass
-
-    def act(self) -> int:
-        return 0
-
-    def update(self, action: int, reward: float) -> None:
-        pass
-
-
-class Unseeded(KernelUCB):
-    """Ignores its seed: cannot reproduce its own results."""
-
-    name = "unseeded"
-
-    def act(self) -> int:
-        mu, w = self.posterior()
-        noise = np.random.default_rng().normal(scale=0.5, size=self.n)  # unseeded!
-        return int(np.argmax(mu + w + noise))
-
-
-class NotAnAgent:
-    """A class without the Agent methods, whose constructor must never run in verify."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        raise RuntimeError("NotAnAgent was instantiated")
-
-
-def not_a_class(**kwargs: Any) -> None:
-    """A function named as an agent (as ``os:system`` was): never called by verify."""
-    raise RuntimeError("not_a_class was called")
-
-
-class SandboxProbe:
-    """Plays a bit mask of what it sees in the verifier's sandbox: bit 0 = only a loopback
-    network interface, bit 1 = its working directory is an empty private scratch folder, bit
-    2 = the verifier's environment variable HBO_TEST_SECRET is invisible, bit 3 = HOME is
-    that scratch folder."""
-
-    name = "sandbox-probe"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        import os
-        import socket
-
-        cwd = os.getcwd()
-        self.mask = (
-            int([n for _, n in socket.if_nameindex()] == ["lo"])
-            # (.cache and .config: matplotlib's, made in HOME when this test module is imported)
-            | int(
-                "hbo-verify-" in cwd and set(os.listdir(cwd)) <= {"stderr.txt", ".cache", ".config"}
-            )
-            << 1
-            | int("HBO_TEST_SECRET" not in os.environ) << 2
-            | int(os.environ.get("HOME") == cwd) << 3
-        )
-
-    def act(self) -> int:
-        return self.mask
-
-    def update(self, action: int, reward: float) -> None:
-        pass
-
-
-class EnvironmentProbe:
-    """Refuses to start, naming the environment variables it sees (read from the error)."""
-
-    name = "environment-probe"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        import os
-
-        raise RuntimeError("ENVIRONMENT " + " ".join(sorted(os.environ)))
-
-    def act(self) -> int:
-        return 0
-
-    def update(self, action: int, reward: float) -> None:
-        pass
-
-
-class MemoryHog(FirstArm):
-    """Allocates 2 GB in reset (the verifier's memory limit must stop it)."""
-
-    name = "memory-hog"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.big = np.ones(2**28)
-
-
-class Sleeper(FirstArm):
-    """Takes 60 s a round (the verifier's time limit must stop it)."""
-
-    name = "sleeper"
-
-    def act(self) -> int:
-        import time
-
-        time.sleep(60)
-        return 0
-
-
-#: (problem name, agent seed) -> optimal arm, for the public seeds only
-ORACLE: dict[tuple[str, int], int] = {}
-
-
-def _memorize_public_optima() -> None:
-    for env_id in ENVS:
-        env = gym.make(env_id, horizon=T).unwrapped
-        for s in SEEDS:
-            env.reset(seed=s)
-            ORACLE[(env.problem.name, agent_seed(s))] = int(np.argmax(env.objective.values))
-
-
-class PublicSeedOracle:
-    """Plays the optimum on the public seeds it memorized, arm 0 elsewhere (a cheat)."""
-
-    name = "public-seed-oracle"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        if not ORACLE:  # in the verifier's sandbox: memorize again (a cheat ships its table)
-            _memorize_public_optima()
-        self.arm = ORACLE.get((problem.name, int(seed or 0)), 0)
-
-    def act(self) -> int:
-        return self.arm
-
-    def update(self, action: int, reward: float) -> None:
-        pass
+# Third-party agents (a genuine submitter's code, the cheats, the sandbox probes) are in
+# leaderboard_agents.py, importable as leaderboard_agents:... (see its docstring: why not here).
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -264,8 +93,8 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write_submission(folder / "baseline-random.json", ref)
     subs = {"random": {**ref, "verification": None}}
     for agent, name in (
-        ("test_leaderboard:KernelUCB", "kernel-ucb"),
-        ("test_leaderboard:FirstArm", "first-arm"),
+        ("leaderboard_agents:KernelUCB", "kernel-ucb"),
+        ("leaderboard_agents:FirstArm", "first-arm"),
     ):
         sub = submit(suite, agent, display_name=name, workers=1, progress=False)
         subs[name] = sub
@@ -365,7 +194,7 @@ def test_genuine_submissions_validate(board: dict[str, Any]) -> None:
         rep = validate(sub, suite=board["suite"])
         assert rep.ok, str(rep)
     s = board["subs"]["kernel-ucb"]
-    assert s["agent"]["import_path"] == "test_leaderboard:KernelUCB"
+    assert s["agent"]["import_path"] == "leaderboard_agents:KernelUCB"
     assert re.fullmatch(r"[0-9a-f]{64}", s["agent"]["code"]["source_sha256"])
     assert {(r["env_id"], r["seed"]) for r in s["results"]} == {(e, x) for e in ENVS for x in SEEDS}
     # the curve is R_t: the last checkpoint is T and R_T
@@ -533,7 +362,7 @@ def test_genuine_submission_verifies_and_records(board: dict[str, Any], tmp_path
 
 @BOARD
 def test_non_deterministic_agent_fails_verification(board: dict[str, Any]) -> None:
-    s = submit(board["suite"], "test_leaderboard:Unseeded", workers=1, progress=False)
+    s = submit(board["suite"], "leaderboard_agents:Unseeded", workers=1, progress=False)
     assert validate(s, suite=board["suite"]).ok  # the numbers look fine ...
     rep = verify(s, hidden=HIDDEN, root=board["root"])
     assert rep.status == "failed"  # ... but they do not come back: check_agent, run in the
@@ -544,8 +373,14 @@ def test_non_deterministic_agent_fails_verification(board: dict[str, Any]) -> No
 @BOARD
 def test_public_seed_overfitting_is_flagged(board: dict[str, Any]) -> None:
     suite = board["suite"]
-    _memorize_public_optima()
-    sub = submit(suite, "test_leaderboard:PublicSeedOracle", workers=1, progress=False)
+    sub = submit(
+        suite,
+        "leaderboard_agents:PublicSeedOracle",
+        {"optima": public_optima()},
+        display_name="public-seed-oracle",
+        workers=1,
+        progress=False,
+    )
     assert all(r["final_regret"] == 0.0 for r in sub["results"])  # perfect on public seeds
     rep = verify(sub, hidden=HIDDEN, root=board["root"], workers=2)
     assert rep.status == "flagged", str(rep)
@@ -609,7 +444,7 @@ def test_cli_submit_validate_verify_render(
                 "--suite",
                 "tiny-v0",
                 "--agent",
-                "test_leaderboard:KernelUCB",
+                "leaderboard_agents:KernelUCB",
                 "--param",
                 "c=0.5",
                 "--name",
@@ -753,8 +588,8 @@ def test_attack_import_path_of_a_function_never_runs(board: dict[str, Any]) -> N
     assert any("names the standard-library module 'os'" in e for e in rep.errors), rep.errors
     assert verify(s, hidden=HIDDEN, root=board["root"]).status == "invalid"
     for path, why in (
-        ("test_leaderboard:not_a_class", "must name an agent class; it names a function"),
-        ("test_leaderboard:NotAnAgent", "lacks the Agent methods ['reset', 'act', 'update']"),
+        ("leaderboard_agents:not_a_class", "must name an agent class; it names a function"),
+        ("leaderboard_agents:NotAnAgent", "lacks the Agent methods ['reset', 'act', 'update']"),
     ):
         out = rerun_cells(path, {}, [RerunCell(ENVS[0], 0, horizon=5)])
         assert not out[0].ok and why in str(out[0].error), out[0].error
@@ -1007,7 +842,7 @@ def test_rerun_cells_equals_the_harness_bit_for_bit() -> None:
     import hbo_envs.harness as H
 
     cells = [RerunCell(ENVS[1], s, horizon=T) for s in (0, 5)]
-    outs = rerun_cells("test_leaderboard:KernelUCB", {"c": 0.5}, cells, workers=2)
+    outs = rerun_cells("leaderboard_agents:KernelUCB", {"c": 0.5}, cells, workers=2)
     df = H.evaluate(KernelUCB, ENVS[1], seeds=[0, 5], horizon=T, workers=1, agent_params={"c": 0.5})
     for o in outs:
         assert o.ok, o.error
@@ -1027,7 +862,7 @@ def test_sandbox_passes_the_cpu_kernel_choices_and_nothing_else(
     monkeypatch.setenv("HBO_TEST_SECRET", "token")
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4")
-    out = rerun_cells("test_leaderboard:EnvironmentProbe", {}, [RerunCell(ENVS[0], 0, horizon=3)])
+    out = rerun_cells("leaderboard_agents:EnvironmentProbe", {}, [RerunCell(ENVS[0], 0, horizon=3)])
     seen = set(out[0].error.partition("ENVIRONMENT ")[2].split())
     assert {"OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"} <= seen, out[0].error
     assert "HBO_TEST_SECRET" not in seen
@@ -1053,7 +888,7 @@ def test_sandbox_isolates_and_limits_the_agent(monkeypatch: pytest.MonkeyPatch) 
     from hbo_envs.leaderboard.sandbox import SandboxLimits, isolation
 
     monkeypatch.setenv("HBO_TEST_SECRET", "token")
-    out = rerun_cells("test_leaderboard:SandboxProbe", {}, [RerunCell(ENVS[0], 0, horizon=3)])
+    out = rerun_cells("leaderboard_agents:SandboxProbe", {}, [RerunCell(ENVS[0], 0, horizon=3)])
     assert out[0].ok, out[0].error
     # the probe plays its bit mask: R_1 is the regret of that arm
     env = gym.make(ENVS[0], horizon=3).unwrapped
@@ -1064,11 +899,11 @@ def test_sandbox_isolates_and_limits_the_agent(monkeypatch: pytest.MonkeyPatch) 
     assert out[0].regret[0] == regret[want], isolation()
     small = SandboxLimits(memory_mb=1024, wall_s=20)
     hog = rerun_cells(
-        "test_leaderboard:MemoryHog", {}, [RerunCell(ENVS[0], 0, horizon=3)], limits=small
+        "leaderboard_agents:MemoryHog", {}, [RerunCell(ENVS[0], 0, horizon=3)], limits=small
     )
     assert not hog[0].ok and "MemoryError" in str(hog[0].error)
     slow = rerun_cells(
-        "test_leaderboard:Sleeper",
+        "leaderboard_agents:Sleeper",
         {},
         [RerunCell(ENVS[0], 0, horizon=3)],
         limits=SandboxLimits(wall_s=3),  # the sleeper sleeps 60 s: killed at 3 s

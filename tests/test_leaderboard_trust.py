@@ -3,18 +3,21 @@ temporary copy of a leaderboard (the tiny suite of ``test_leaderboard``): the or
 that inverts its seed, resealed records and forged references (rejected by the gate), the
 spy, the daemon, the memory hog of many children, the shadowed module, the memorizer.
 
-The attack agents live in this module (importable by the sandbox's unprivileged user from
-the checkout); each escape attempt is reported through the actions the agent plays (the
-verifier reads only action indices from it), decoded from the regret increments.
+The attack agents live in ``leaderboard_agents.py`` (importable by the sandbox's
+unprivileged user from the checkout, and cheap to import: see its docstring); each escape
+attempt is reported through the actions the agent plays (the verifier reads only action
+indices from it), decoded from the regret increments.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import platform
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from leaderboard_agents import ENVS, SPY_CHECKS, _try_read
 
 from hbo_envs.harness.specs import agent_seed
 from hbo_envs.leaderboard import load_suite, submit, verify, write_submission
@@ -51,7 +55,6 @@ from hbo_envs.leaderboard.verify import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-ENVS = ("hbo/RKHS-SE-StudentT-v0", "hbo/Griewank2D-SymPareto-eps08-v0")
 SEEDS = (0, 1, 2, 3, 4, 5)
 T = 40
 HIDDEN = 7
@@ -85,241 +88,6 @@ BOARD = pytest.mark.xdist_group("trust_board")
 
 
 # -- agents ------------------------------------------------------------------------------------
-class Greedy:
-    """Explore each of 5 arms once, then play the best mean (a genuine, seeded agent)."""
-
-    name = "greedy"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.arms = self.rng.choice(problem.n, size=5, replace=False)
-        self.sums = np.zeros(5)
-        self.t = 0
-
-    def act(self) -> int:
-        k = self.t if self.t < 5 else int(np.argmax(self.sums))
-        self.k = k
-        return int(self.arms[k])
-
-    def update(self, action: int, reward: float) -> None:
-        self.sums[self.k] += reward
-        self.t += 1
-
-
-def _rebuild_and_solve(problem: Any, env_seed: int) -> int | None:
-    """The oracle's step: rebuild each of the suite's (public) envs at ``env_seed``; if its
-    problem is the one seen, return the optimal arm (the answer), else None."""
-    for env_id in ENVS:
-        env = gym.make(env_id, horizon=int(problem.horizon)).unwrapped
-        env.reset(seed=int(env_seed))
-        p = env.problem
-        if p.n == problem.n and p.B == problem.B and np.array_equal(p.points, problem.points):
-            return int(np.argmax(env.objective.values))
-    return None
-
-
-class SeedOracle:
-    """The issue's oracle: inverts the seed it is reset with (here over env seeds below
-    ``2 ** 12``, the search the issue ran over 32 bits in C) to rebuild the env, hence ``f``,
-    and plays its optimum; arm 0 when no env seed maps to its seed."""
-
-    name = "seed-oracle"
-    SEARCH = 2**12
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.arm = 0
-        for s in range(self.SEARCH):
-            if agent_seed(s) == seed:
-                arm = _rebuild_and_solve(problem, s)
-                if arm is not None:
-                    self.arm = arm
-                    break
-
-    def act(self) -> int:
-        return self.arm
-
-    def update(self, action: int, reward: float) -> None:
-        pass
-
-
-class Spy:
-    """Tries each escape of issue 37 in ``reset`` and plays, at round ``k``, arm 1 when
-    escape ``k`` worked and arm 0 when it did not (see :data:`SPY_CHECKS`). Targets come
-    in ``params``: files of the checkout and of a competitor, a host UNIX socket."""
-
-    name = "spy"
-
-    def __init__(self, **targets: str) -> None:
-        self.targets = targets
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.bits = [int(bool(check(self.targets))) for check in SPY_CHECKS.values()]
-        self.t = 0
-
-    def act(self) -> int:
-        return self.bits[self.t] if self.t < len(self.bits) else 0
-
-    def update(self, action: int, reward: float) -> None:
-        self.t += 1
-
-
-def _try(fn: Any) -> bool:
-    try:
-        return bool(fn())
-    except Exception:  # noqa: BLE001 - any failure means the escape did not work
-        return False
-
-
-def _privileged(_: dict[str, str]) -> bool:
-    caps = [ln for ln in Path("/proc/self/status").read_text().splitlines() if "Cap" in ln]
-    eff = int(next(ln for ln in caps if ln.startswith("CapEff")).split()[1], 16)
-    bnd = int(next(ln for ln in caps if ln.startswith("CapBnd")).split()[1], 16)
-    return os.getuid() == 0 or os.geteuid() == 0 or eff != 0 or bnd != 0
-
-
-def _sees_the_verifier(_: dict[str, str]) -> bool:
-    me = os.getpid()
-    for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) != me:
-            cmd = _try_read(f"/proc/{d}/cmdline")
-            if cmd and b"sandbox.py" not in cmd:
-                return True  # a process outside the sandbox: e.g. the verifier's command line
-    return False
-
-
-def _try_read(p: str) -> bytes:
-    try:
-        return Path(p).read_bytes()
-    except OSError:
-        return b""
-
-
-def _opens_for_writing(path: str) -> bool:
-    with open(path, "ab"):  # nothing is written: opening is the escape
-        return True
-
-
-def _writes_outside_scratch(_: dict[str, str]) -> bool:
-    for d in ("/tmp", "/var/tmp", "/dev/shm", str(Path.cwd().parent), str(ROOT)):
-        if _try(lambda d=d: Path(d, f"spy-{os.getpid()}").write_bytes(b"x" * 1024)):
-            return True
-    return False
-
-
-def _unix_socket(t: dict[str, str]) -> bool:
-    for addr in (t["unix_socket"], "\0" + t["abstract_socket"]):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.settimeout(2)
-            s.connect(addr)
-            return True
-        except OSError:
-            continue
-        finally:
-            s.close()
-    return False
-
-
-def _network(_: dict[str, str]) -> bool:
-    return [n for _, n in socket.if_nameindex()] != ["lo"] or _try(
-        lambda: socket.create_connection(("127.0.0.1", 22), timeout=1)
-    )
-
-
-def _scratch_is_private(_: dict[str, str]) -> bool:
-    cwd = Path.cwd()
-    if "hbo-verify-" not in str(cwd):
-        return False  # not in a sandbox (the test's control run): write nothing
-    (cwd / "note.txt").write_text("ok")  # the scratch directory is writable ...
-    return os.environ.get("HOME") == str(cwd) and "HBO_TEST_SECRET" not in os.environ
-
-
-#: escape -> check (True: it worked). The last one is the control: it must be True.
-SPY_CHECKS: dict[str, Any] = {
-    "privileges or capabilities": lambda t: _try(lambda: _privileged(t)),
-    "sees the verifier's command line": lambda t: _try(lambda: _sees_the_verifier(t)),
-    "writes into the checkout": lambda t: _try(lambda: _opens_for_writing(t["checkout_file"])),
-    "corrupts a competitor's submission": lambda t: _try(
-        lambda: _opens_for_writing(t["competitor"])
-    ),
-    "UNIX socket to the host": lambda t: _try(lambda: _unix_socket(t)),
-    "writes outside scratch": lambda t: _try(lambda: _writes_outside_scratch(t)),
-    "network": lambda t: _try(lambda: _network(t)),
-    "control: private writable scratch": lambda t: _try(lambda: _scratch_is_private(t)),
-}
-
-
-class Daemon(Greedy):
-    """Forks a daemon (double fork, new session) that would reseal the record later."""
-
-    name = "daemon"
-
-    def __init__(self, marker: str = "") -> None:
-        self.marker = marker
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        super().reset(problem, seed=seed)
-        if os.fork() == 0:
-            os.setsid()
-            if os.fork() == 0:
-                os.execv("/bin/sleep", ["sleep", self.marker])
-            os._exit(0)
-        os.wait()
-
-
-class ManyChildren(Greedy):
-    """Three children of ``mb`` MiB each (each under the per-process limit, together over
-    the sandbox's total)."""
-
-    name = "many-children"
-
-    def __init__(self, mb: int = 300) -> None:
-        self.mb = mb
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        super().reset(problem, seed=seed)
-        kids = []
-        for _ in range(3):
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    block = bytearray(self.mb * 2**20)
-                    block[:: 2**12] = b"\1" * len(range(0, len(block), 2**12))  # resident
-                    time.sleep(30)
-                finally:
-                    os._exit(0)
-            kids.append(pid)
-        for pid in kids:
-            os.waitpid(pid, 0)
-
-
-class ForkBomb:
-    """Forks sleeping children until a fork fails (at most 300); plays arm 1 when a fork
-    failed (a limit on processes held), else arm 0."""
-
-    name = "fork-bomb"
-
-    def reset(self, problem: Any, *, seed: int | None = None) -> None:
-        self.stopped = 0
-        for _ in range(300):
-            try:
-                pid = os.fork()
-            except OSError:
-                self.stopped = 1
-                break
-            if pid == 0:
-                try:
-                    time.sleep(60)
-                finally:
-                    os._exit(0)
-
-    def act(self) -> int:
-        return self.stopped
-
-    def update(self, action: int, reward: float) -> None:
-        pass
-
-
 # -- fixtures ----------------------------------------------------------------------------------
 def _regrets(env_id: str, seed: int) -> np.ndarray:
     env = gym.make(env_id, horizon=T).unwrapped
@@ -345,7 +113,7 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ref, _ = make_reference(suite, "random", hidden=HIDDEN)
     write_submission(folder / "baseline-random.json", ref)
     sub = submit(
-        suite, "test_leaderboard_trust:Greedy", display_name="greedy", workers=1, progress=False
+        suite, "leaderboard_agents:Greedy", display_name="greedy", workers=1, progress=False
     )
     rep = verify(sub, hidden=HIDDEN, root=root, record_to=folder / "greedy.json")
     assert rep.status == "verified", str(rep)
@@ -403,7 +171,7 @@ def test_oracle_that_inverts_its_seed_wins_with_derived_seeds_and_loses_with_sec
     env_seed = 3001  # within the oracle's search, as any seed is for a 32-bit search in C
     derived = RerunCell(ENVS[0], env_seed, horizon=5)
     secret = RerunCell(ENVS[0], env_seed, horizon=5, agent_seed=int.from_bytes(os.urandom(4)))
-    old, new = rerun_cells("test_leaderboard_trust:SeedOracle", {}, [derived, secret])
+    old, new = rerun_cells("leaderboard_agents:SeedOracle", {}, [derived, secret])
     assert old.ok and new.ok, (old.error, new.error)
     assert old.regret[-1] == 0.0  # the attack works when the seed is derived
     r = _regrets(ENVS[0], env_seed)
@@ -414,7 +182,7 @@ def test_oracle_that_inverts_its_seed_wins_with_derived_seeds_and_loses_with_sec
 def test_oracle_is_flagged_and_not_ranked(board: dict[str, Any], tmp_path: Path) -> None:
     suite, folder = _copy(board, tmp_path)
     sub = submit(
-        suite, "test_leaderboard_trust:SeedOracle", display_name="oracle", workers=1, progress=False
+        suite, "leaderboard_agents:SeedOracle", display_name="oracle", workers=1, progress=False
     )
     assert all(r["final_regret"] == 0.0 for r in sub["results"])  # "perfect" on public seeds
     rep = verify(sub, hidden=HIDDEN, root=folder.parents[1], record_to=folder / "oracle.json")
@@ -515,7 +283,7 @@ def test_flagged_to_verified_edit_is_rejected(board: dict[str, Any], tmp_path: P
     suite, folder = _copy(board, tmp_path)
     _ROOT[:] = [folder.parents[1]]
     sub = submit(
-        suite, "test_leaderboard_trust:SeedOracle", display_name="memo", workers=1, progress=False
+        suite, "leaderboard_agents:SeedOracle", display_name="memo", workers=1, progress=False
     )
     verify(sub, hidden=HIDDEN, root=folder.parents[1], record_to=folder / "memo.json")
     flagged = load_submission(folder / "memo.json")
@@ -603,9 +371,7 @@ def test_spy_escapes_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         for p in Path("/tmp").glob(f"spy-{os.getpid()}"):
             p.unlink()
         n = len(SPY_CHECKS)
-        out = rerun_cells(
-            "test_leaderboard_trust:Spy", targets, [RerunCell(ENVS[0], 0, horizon=n)]
-        )[0]
+        out = rerun_cells("leaderboard_agents:Spy", targets, [RerunCell(ENVS[0], 0, horizon=n)])[0]
         assert out.ok, out.error
         bits = dict(zip(SPY_CHECKS, _played(out, ENVS[0], 0, n), strict=True))
         worked = [k for k, b in bits.items() if b and not k.startswith("control")]
@@ -629,7 +395,7 @@ def _alive(marker: str) -> list[int]:
 @needs_full
 def test_daemon_dies_with_the_verification() -> None:
     marker = f"{1000 + int.from_bytes(os.urandom(2))}.{os.getpid()}"  # `sleep` seconds
-    with AgentProcess("test_leaderboard_trust:Daemon", {"marker": marker}) as ap:
+    with AgentProcess("leaderboard_agents:Daemon", {"marker": marker}) as ap:
         ap.episode(ENVS[0], seed=0, horizon=3)
         assert _alive(marker), "the daemon did not start (the test would prove nothing)"
     time.sleep(0.3)
@@ -643,7 +409,7 @@ def test_children_are_limited_in_total_memory_and_number() -> None:
     limits = SandboxLimits(memory_mb=1200, wall_s=60)
     t0 = time.monotonic()
     out = rerun_cells(
-        "test_leaderboard_trust:ManyChildren",
+        "leaderboard_agents:ManyChildren",
         {"mb": 350},
         [RerunCell(ENVS[0], 0, horizon=3)],
         limits=limits,
@@ -652,7 +418,7 @@ def test_children_are_limited_in_total_memory_and_number() -> None:
     assert time.monotonic() - t0 < 30  # killed, not waited for
     # a limit on processes: a fork bomb stops at RLIMIT_NPROC (a fork fails in the agent)
     bomb = rerun_cells(
-        "test_leaderboard_trust:ForkBomb",
+        "leaderboard_agents:ForkBomb",
         {},
         [RerunCell(ENVS[0], 0, horizon=1)],
         limits=SandboxLimits(processes=16, wall_s=60),
@@ -667,7 +433,7 @@ def test_whole_verification_time_is_bounded() -> None:
     cells = [RerunCell(ENVS[0], s, horizon=20) for s in range(6)]
     t0 = time.monotonic()
     out = rerun_cells(
-        "test_leaderboard:Sleeper", {}, cells, workers=2, limits=SandboxLimits(wall_s=3)
+        "leaderboard_agents:Sleeper", {}, cells, workers=2, limits=SandboxLimits(wall_s=3)
     )
     wall = time.monotonic() - t0
     assert all(not o.ok for o in out)
@@ -733,7 +499,7 @@ def test_module_changed_after_verification_is_not_ranked(
     suite, folder = _copy(board, tmp_path)
     d = _module_dir()
     try:
-        (d / "late_agent.py").write_text("from test_leaderboard_trust import Greedy as Agent\n")
+        (d / "late_agent.py").write_text("from leaderboard_agents import Greedy as Agent\n")
         (d / "late_agent.py").chmod(0o644)
         monkeypatch.syspath_prepend(str(d))
         monkeypatch.setenv(
@@ -754,6 +520,44 @@ def test_module_changed_after_verification_is_not_ranked(
         shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp filter is x86-64 only")
+def test_the_seccomp_layer_alone_refuses_unix_sockets() -> None:
+    # test_spy_escapes_fail checks the whole sandbox, where other layers also stop a UNIX
+    # socket; this checks the seccomp filter by itself, in a fresh process (it is
+    # irrevocable): AF_UNIX works before and fails with EACCES after, AF_INET still works
+    code = (
+        "import errno, socket\n"
+        "from hbo_envs.leaderboard.sandbox import _deny_unix_sockets\n"
+        "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()\n"
+        "_deny_unix_sockets()\n"
+        "try:\n"
+        "    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "    print('UNIX socket allowed')\n"
+        "except OSError as e:\n"
+        "    print('refused', errno.errorcode[e.errno])\n"
+        "socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()\n"
+        "print('inet ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["refused EACCES", "inet ok"], out.stdout
+
+
+def test_the_child_resolves_only_agent_classes() -> None:
+    # the sandboxed child's own check, by itself (verify refuses these earlier, so the end
+    # to end attack test passes without it): a function, a class without the Agent
+    # methods and a standard-library path are refused before anything is called
+    from hbo_envs.leaderboard.sandbox import _resolve
+
+    assert _resolve("agents.gp.gp_ucb:GPUCB").__name__ == "GPUCB"
+    with pytest.raises(ValueError, match=r"must name an agent class; it names a function"):
+        _resolve("hbo_envs.validation:check_int")
+    with pytest.raises(ValueError, match=r"lacks the Agent methods \['reset', 'act'"):
+        _resolve("hbo_envs.leaderboard.sandbox:SandboxLimits")
+    with pytest.raises(ValueError, match=r"names a standard-library module"):
+        _resolve("os:system")
+
+
 def test_minimum_hidden_seeds_against_a_hand_count() -> None:
     from math import comb
 
@@ -763,6 +567,17 @@ def test_minimum_hidden_seeds_against_a_hand_count() -> None:
             assert 1 / comb(n + m, m) <= alpha / 10 < 1 / comb(n + m - 1, m - 1)
     # the docs' "--fresh-seeds 2" could reach p = 1/66 at best: refused
     assert min_hidden_seeds(10) == 4 and 1 / comb(12, 2) > FLAG_P / 10
+
+
+@pytest.mark.parametrize(
+    ("n", "alpha", "name"),
+    [(0, FLAG_P, "n_public"), (-3, FLAG_P, "n_public"), (2.5, FLAG_P, "n_public"),
+     (10, 0.0, "alpha"), (10, -0.1, "alpha"), (10, 1.0, "alpha"), (10, float("nan"), "alpha")],
+)  # fmt: skip
+def test_minimum_hidden_seeds_refuses_what_has_no_answer(n: Any, alpha: float, name: str) -> None:
+    # no public seed, or a level of 0 or below, has no m (the search looped forever)
+    with pytest.raises(ValueError, match=rf"'{name}' parameter of min_hidden_seeds must be"):
+        min_hidden_seeds(n, alpha)
 
 
 def test_two_stage_flag_rate_under_the_null_is_below_its_bound() -> None:

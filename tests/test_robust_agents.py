@@ -531,9 +531,10 @@ def test_outlier_chord_matrix_is_the_laplace_covariance():
     S = agent._S
     mode, _ = agent._mode_search(agent._mode[S].copy(), agent._rewards.count[S] * agent._w_obs)
     g = agent._scores.score(S, mode)
-    _, _, Wp, A, _ = agent._factor
-    if A is not None:
-        np.testing.assert_allclose(A @ (Wp * mode + g), mode, atol=1e-9)
+    Li, swp, Wp, A, _ = agent._factor
+    b = Wp * mode + g  # one chord step from the mode, in whichever form the factor is at
+    step = K @ (b - swp * cho_solve((np.tril(Li), True), swp * (K @ b))) if A is None else A @ b
+    np.testing.assert_allclose(step, mode, atol=1e-9)
     # the mode: K^-1 f = g(f), i.e. f = K g(f)
     np.testing.assert_allclose(K @ g, mode, atol=1e-8)
 

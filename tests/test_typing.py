@@ -31,7 +31,9 @@ def _installed_checkout() -> Path | None:
     return None
 
 
-def _mypy(scripts: list[Path], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(
+    scripts: list[Path], tmp_path: Path, cache: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     pytest.importorskip("mypy", reason="mypy is in the [test] extra")
     where = _installed_checkout()
     if where != ROOT:
@@ -44,7 +46,11 @@ def _mypy(scripts: list[Path], tmp_path: Path) -> subprocess.CompletedProcess[st
         pytest.skip(msg)
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *map(str, scripts)],
+        [
+            *(sys.executable, "-m", "mypy", "--strict"),
+            *(["--cache-dir", str(cache)] if cache is not None else ["--no-incremental"]),
+            *map(str, scripts),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,  # not the checkout: mypy searches the current directory first
@@ -57,11 +63,21 @@ GOOD, WRONG = SCRIPTS / "user_script.py", SCRIPTS / "wrong_script.py"
 
 
 @pytest.fixture(scope="module")
-def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+def mypy_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> subprocess.CompletedProcess[str]:
     """One ``mypy --strict`` run over both scripts (most of a run is analysing the installed
     package, ~20 s; two runs cost twice that). Each error line names its file, and the
-    summary counts the files checked, so each test reads its own script's verdict."""
-    return _mypy([GOOD, WRONG], tmp_path_factory.mktemp("mypy"))
+    summary counts the files checked, so each test reads its own script's verdict.
+
+    mypy keeps its incremental cache in pytest's cache folder (``.pytest_cache/d/mypy``):
+    the first run analyses everything, a later one (~1 s) re-analyses only the modules whose
+    source changed and those that depend on them, so it reports what a fresh run reports.
+    ``pytest --cache-clear`` (or ``-p no:cacheprovider``: no cache, ``--no-incremental``)
+    gives a cold run."""
+    cache = getattr(request.config, "cache", None)
+    where = cache.mkdir("mypy") if cache is not None else None
+    return _mypy([GOOD, WRONG], tmp_path_factory.mktemp("mypy"), where)
 
 
 def _errors_in(run: subprocess.CompletedProcess[str], script: Path) -> list[int]:

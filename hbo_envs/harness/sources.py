@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib
 import inspect
 import json
 import subprocess
@@ -103,7 +104,10 @@ def module_closure(root: ModuleType, prefixes: tuple[str, ...]) -> list[str]:
     (:func:`canonical_modules`): the import system sets such an attribute on the package
     whenever anything imports the submodule, so counting it otherwise would make the hash
     depend on what else the process had imported (a test run imports more than ``archive
-    build``: e.g. ``hbo_envs.channels.quantiles``, the tails criterion's helper)."""
+    build``: e.g. ``hbo_envs.channels.quantiles``, the tails criterion's helper). For the
+    same reason a submodule of a reached package that the canonical state loads counts even
+    when this process has not imported it yet (it is imported to be walked): the closure is
+    the canonical state's whatever this process imported, more or less."""
     seen: set[str] = set()
     todo = [root.__name__]
     while todo:
@@ -125,7 +129,22 @@ def module_closure(root: ModuleType, prefixes: tuple[str, ...]) -> list[str]:
                 dep = getattr(v, "__module__", None)
             if isinstance(dep, str) and dep.startswith(prefixes) and dep not in seen:
                 todo.append(dep)
+        if hasattr(mod, "__path__"):
+            # the other half: in the canonical state every submodule it loads is an
+            # attribute of its package, so it counts whether or not this process has
+            # imported it yet (a process that built no real-data env has not imported
+            # hbo_envs.channels.empirical, which a fresh `import hbo_envs` loads)
+            for dep in _canonical_children(name):
+                if dep.startswith(prefixes) and dep not in seen:
+                    importlib.import_module(dep)
+                    todo.append(dep)
     return sorted(seen)
+
+
+@functools.cache
+def _canonical_children(package: str) -> tuple[str, ...]:
+    """The direct submodules of ``package`` that the canonical import state loads."""
+    return tuple(sorted(m for m in canonical_modules() if m.rpartition(".")[0] == package))
 
 
 def module_file_sha256(module: str) -> str:

@@ -115,9 +115,16 @@ def min_hidden_seeds(n_public: int, alpha: float = FLAG_P) -> int:
 
     >>> min_hidden_seeds(10), min_hidden_seeds(10, FLAG_P2), min_hidden_seeds(6)
     (4, 7, 7)
+
+    ``n_public`` must be an integer ``>= 1`` and ``alpha`` a level in ``(0, 1)``: with no
+    public seed, or at level 0, no ``m`` exists.
     """
     from math import comb
 
+    from hbo_envs.validation import check_int, check_real
+
+    n_public = check_int("min_hidden_seeds", "n_public", n_public, 1)
+    alpha = check_real("min_hidden_seeds", "alpha", alpha, 0.0, 1.0, "neither")
     m = 1
     while comb(n_public + m, m) * alpha < 10:
         m += 1
