@@ -30,6 +30,7 @@ __all__ = [
     "check_moment_index",
     "check_real",
     "check_reward",
+    "check_seed",
     "param_error",
     "seconds_from_env",
     "MAX_HORIZON",
@@ -183,6 +184,21 @@ def check_reward(owner: str, reward: Any) -> float:
     if not math.isfinite(y):
         raise param_error(owner, "reward", "a finite real number", reward)
     return y
+
+
+def check_seed(owner: str, seed: Any) -> int | None:
+    """Return ``seed`` unchanged if it is ``None`` or a non-negative integer (Python or
+    NumPy; not a bool), or raise the uniform error: every agent's ``reset`` check of the
+    seed of its generator (``np.random.default_rng(seed)``)::
+
+        ValueError: The 'seed' parameter of GPUCB must be None or a non-negative integer.
+        Got -1 instead.
+    """
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+    ):
+        raise param_error(owner, "seed", "None or a non-negative integer", seed)
+    return seed
 
 
 def check_bool(owner: str, name: str, value: Any, *, allow_none: bool = False) -> bool | None:

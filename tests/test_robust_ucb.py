@@ -224,6 +224,32 @@ def test_bad_rewards_get_one_message_and_change_nothing(name: str) -> None:
         np.testing.assert_array_equal(got, want)
 
 
+BAD_SEEDS = [-1, np.int64(-3), True, np.bool_(False), 1.0, "0", [0]]
+
+
+@pytest.mark.parametrize("name", ["robust-ucb-mom", "robust-ucb-trunc", "random", "gp-ucb"])
+def test_bad_seeds_get_one_message(name: str) -> None:
+    """The baselines and the GP agents check a seed with one implementation
+    (``hbo_envs.validation.check_seed``): the same message for every bad value; None and
+    non-negative Python or NumPy integers are accepted, and a NumPy integer seeds the same
+    generator as the Python one."""
+    agent = agents.make(name)
+    owner = type(agent).__name__
+    for bad in BAD_SEEDS:
+        with pytest.raises(ValueError) as e:
+            agent.reset(_problem([0.0, 1.0, 0.5]), seed=bad)
+        assert str(e.value) == (
+            f"The 'seed' parameter of {owner} must be None or a non-negative integer. "
+            f"Got {bad!r} instead."
+        )
+    agent.reset(_problem([0.0, 1.0, 0.5]), seed=None)
+    plays = []
+    for seed in (7, np.int64(7), np.uint8(7)):
+        agent.reset(_problem([0.0, 1.0, 0.5]), seed=seed)
+        plays.append([int(agent.act()) for _ in range(1)] + [float(agent.rng_.random())])
+    assert plays[0] == plays[1] == plays[2]
+
+
 def test_moment_overrides_replace_the_problems() -> None:
     a = agents.make("robust-ucb-trunc", u=8.0)
     a.reset(_problem([0.0, 1.0], v=2.0), seed=0)
