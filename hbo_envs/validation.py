@@ -29,6 +29,8 @@ __all__ = [
     "check_int",
     "check_moment_index",
     "check_real",
+    "check_reward",
+    "check_seed",
     "param_error",
     "seconds_from_env",
     "MAX_HORIZON",
@@ -163,6 +165,40 @@ def check_index(owner: str, name: str, value: Any, n: int) -> int:
     if not 0 <= i < n:
         raise param_error(owner, name, allowed, value)
     return i
+
+
+def check_reward(owner: str, reward: Any) -> float:
+    """Return ``reward`` as a float, or raise the uniform error: every agent's ``update``
+    check of the reward it is given (as :func:`check_index` is of the action).
+
+    Anything ``float()`` turns into a finite number is accepted (Python and numpy reals,
+    0-d arrays); NaN, infinities and what ``float()`` refuses raise ``ValueError``::
+
+        ValueError: The 'reward' parameter of TGPUCB must be a finite real number.
+        Got inf instead.
+    """
+    try:
+        y = float(reward)
+    except (TypeError, ValueError):
+        y = math.nan
+    if not math.isfinite(y):
+        raise param_error(owner, "reward", "a finite real number", reward)
+    return y
+
+
+def check_seed(owner: str, seed: Any) -> int | None:
+    """Return ``seed`` unchanged if it is ``None`` or a non-negative integer (Python or
+    NumPy; not a bool), or raise the uniform error: every agent's ``reset`` check of the
+    seed of its generator (``np.random.default_rng(seed)``)::
+
+        ValueError: The 'seed' parameter of GPUCB must be None or a non-negative integer.
+        Got -1 instead.
+    """
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+    ):
+        raise param_error(owner, "seed", "None or a non-negative integer", seed)
+    return seed
 
 
 def check_bool(owner: str, name: str, value: Any, *, allow_none: bool = False) -> bool | None:

@@ -136,7 +136,7 @@ def test_fast_quantiles_equal_scipys_public_methods_bit_for_bit(dist) -> None:
     from hbo_envs.channels.moments import _quantiles
 
     ppf, isf = _quantiles(dist)
-    # the quadrature's nodes: down to the 1e-200 floor, up to 1/2
+    # the quadrature's nodes (down to the 1e-100 floor, TAIL_FLOOR) and beyond, up to 1/2
     qs = np.concatenate([np.geomspace(1e-200, 0.5, 300), np.linspace(1e-3, 0.5, 200)])
     for q in qs:
         q = float(q)

@@ -553,6 +553,55 @@ def test_move_statistics_follows_the_formulas_through_small_moves(lam):
         eng.move_statistics(np.full(25, -1.0), np.zeros(25))
 
 
+@pytest.mark.parametrize("lam", [1.0, 0.05])
+def test_a_joint_move_equals_the_rank_one_moves_and_keeps_their_guard(lam, monkeypatch):
+    """``MOVE_JOINT_MIN`` or more arms moved at once (one rank-``k`` Woodbury change) give
+    the posterior of the same moves made one arm at a time, and of the naive formulas, to
+    1e-12 — mean, covariance, information gain — with arms gaining and losing information
+    in one move; a joint move in which an arm would lose more than half of its information
+    re-derives (returns 0) as the rank-one guard does."""
+    import agents.gp.engine as engine_mod
+
+    k = engine_mod.MOVE_JOINT_MIN
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(8 * k, 2))
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 0.3)
+    prec = np.where(rng.uniform(size=8 * k) < 0.7, rng.uniform(1.0, 4.0, 8 * k), 0.0)
+    sums = rng.normal(size=8 * k) * prec
+    assert np.count_nonzero(prec) >= 4 * k  # k <= |S| / 4: moved, not re-derived
+    joint = GPPosteriorEngine.from_statistics(K, lam, prec, sums)
+    single = GPPosteriorEngine.from_statistics(K, lam, prec, sums)
+    for _ in range(engine_mod.MOVE_REFRESH_EVERY // k):  # no re-derivation on either
+        prec, sums = prec.copy(), sums.copy()
+        arms = rng.choice(np.flatnonzero(prec), size=k, replace=False)
+        prec[arms] *= rng.uniform(0.8, 1.5, k)  # up and down, within the guard
+        sums[arms] += rng.normal(size=k)
+        cnt = (prec > 0).astype(np.int64)
+        assert joint.move_statistics(prec, sums, counts=cnt) == k
+        monkeypatch.setattr(engine_mod, "MOVE_JOINT_MIN", 10**9)
+        assert single.move_statistics(prec, sums, counts=cnt) == k
+        monkeypatch.undo()
+        mean, var = _posterior_from_statistics(K, lam, prec, sums)
+        for eng in (joint, single):
+            np.testing.assert_allclose(eng.mean[:, 0], mean, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(eng.variance(), np.maximum(var, 0), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(joint.cov, single.cov, rtol=0, atol=1e-12)
+        assert abs(joint.info_gain - single.info_gain) < 1e-12
+    # an arm losing nearly all of its information in a joint move: re-derived
+    prec = prec.copy()
+    held = np.flatnonzero(prec)
+    own = prec[held] * joint.variance()[held] / lam  # the share of its own data, p c_aa / lam
+    a = int(held[np.argmax(own)])
+    others = held[held != a][: k - 1]
+    q = (1e-3 - 1.0) * prec[a] / lam
+    assert 1.0 + q * joint.variance()[a] < 0.5  # the rank-one guard would re-derive
+    prec[a] *= 1e-3
+    prec[others] *= 1.1
+    assert joint.move_statistics(prec, sums, counts=(prec > 0).astype(np.int64)) == 0
+    mean, var = _posterior_from_statistics(K, lam, prec, sums)
+    np.testing.assert_allclose(joint.mean[:, 0], mean, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("representation", ["arms", "played"])
 def test_a_lambda_below_the_kernels_rounding_is_a_clear_error_naming_lam(representation):
     """Issue 37 item 8: ``lam = 1e-300`` on close arms (``K_SS`` numerically singular) made

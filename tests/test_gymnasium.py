@@ -113,9 +113,10 @@ def test_check_env_with_render_mode(
     # check_env also resets a fresh copy of the env without a seed, which gymnasium seeds
     # from OS entropy: an env that redraws its objective at reset then draws a random one,
     # and the test checked different draws on every run. Unseeded resets get a fixed seed
-    # here, so every run checks the same draws. (About 0.3% of normalised draws give
-    # max|f| = 1 + a few ulps, whose moment quadrature warns for the signed-Pareto
-    # channels: a known defect of hbo_envs.channels, left for the next archive rebuild.)
+    # here, so every run checks the same draws. (Those draws once included max|f| = 1 + a
+    # few ulps, where the signed-Pareto moment quadrature warned; the channels no longer
+    # warn at any c, tests/test_moment_quadrature.py, but a test should check the same env
+    # on every run.)
     _seed_unseeded_resets(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # check_env must stay clean: no warning either

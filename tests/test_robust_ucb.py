@@ -196,6 +196,60 @@ def test_bad_seed_reward_and_action_are_refused() -> None:
         agents.make("robust-ucb-trunc", nu=1.0)  # each variant has its own moment
 
 
+BAD_REWARDS = [math.nan, math.inf, -math.inf, np.float32("nan"), np.array(math.inf), "x", None, 1j]
+
+
+@pytest.mark.parametrize("name", ["robust-ucb-mom", "robust-ucb-trunc", "random", "gp-ucb"])
+def test_bad_rewards_get_one_message_and_change_nothing(name: str) -> None:
+    """The baselines and the GP agents check a reward with one implementation
+    (``hbo_envs.validation.check_reward``): the same message for every bad value, the agent
+    left as it was; the accepted forms are any real ``float()`` takes."""
+    agent = agents.make(name)
+    agent.reset(_problem([0.0, 1.0, 0.5]), seed=0)
+    owner = type(agent).__name__
+    for bad in BAD_REWARDS:
+        with pytest.raises(ValueError) as e:
+            agent.update(0, bad)
+        assert str(e.value) == (
+            f"The 'reward' parameter of {owner} must be a finite real number. Got {bad!r} instead."
+        )
+    fresh = agents.make(name)
+    fresh.reset(_problem([0.0, 1.0, 0.5]), seed=0)
+    for got, want in zip(agent.posterior(), fresh.posterior(), strict=True):
+        np.testing.assert_array_equal(got, want)  # the refused rewards left no trace
+    for good in (np.float32(0.5), np.array(0.25), 1, -2.0):
+        agent.update(int(agent.act()), good)
+        fresh.update(int(fresh.act()), float(good))
+    for got, want in zip(agent.posterior(), fresh.posterior(), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+BAD_SEEDS = [-1, np.int64(-3), True, np.bool_(False), 1.0, "0", [0]]
+
+
+@pytest.mark.parametrize("name", ["robust-ucb-mom", "robust-ucb-trunc", "random", "gp-ucb"])
+def test_bad_seeds_get_one_message(name: str) -> None:
+    """The baselines and the GP agents check a seed with one implementation
+    (``hbo_envs.validation.check_seed``): the same message for every bad value; None and
+    non-negative Python or NumPy integers are accepted, and a NumPy integer seeds the same
+    generator as the Python one."""
+    agent = agents.make(name)
+    owner = type(agent).__name__
+    for bad in BAD_SEEDS:
+        with pytest.raises(ValueError) as e:
+            agent.reset(_problem([0.0, 1.0, 0.5]), seed=bad)
+        assert str(e.value) == (
+            f"The 'seed' parameter of {owner} must be None or a non-negative integer. "
+            f"Got {bad!r} instead."
+        )
+    agent.reset(_problem([0.0, 1.0, 0.5]), seed=None)
+    plays = []
+    for seed in (7, np.int64(7), np.uint8(7)):
+        agent.reset(_problem([0.0, 1.0, 0.5]), seed=seed)
+        plays.append([int(agent.act()) for _ in range(1)] + [float(agent.rng_.random())])
+    assert plays[0] == plays[1] == plays[2]
+
+
 def test_moment_overrides_replace_the_problems() -> None:
     a = agents.make("robust-ucb-trunc", u=8.0)
     a.reset(_problem([0.0, 1.0], v=2.0), seed=0)

@@ -67,12 +67,17 @@ from __future__ import annotations
 
 import heapq
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
-from hbo_envs.validation import MAX_SCALE, check_index, check_real, param_error
+from hbo_envs.validation import (
+    MAX_SCALE,
+    check_index,
+    check_real,
+    check_reward,
+    check_seed,
+)
 
 __all__ = ["RobustUCBMedianOfMeans", "RobustUCBTruncated"]
 
@@ -103,10 +108,7 @@ class _RobustUCB:
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
         """Start a new run on ``problem`` (validates the parameters, seeds the generator)."""
         owner = type(self).__name__
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
-        ):
-            raise param_error(owner, "seed", "None or a non-negative integer", seed)
+        check_seed(owner, seed)
         self.width_scale_ = check_real(
             owner, "width_scale", self.width_scale, 0.0, MAX_SCALE, "both"
         )
@@ -170,12 +172,7 @@ class _RobustUCB:
         """Record ``reward`` (finite) observed at ``action``."""
         owner = type(self).__name__
         a = check_index(owner, "action", action, self.n_)
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(owner, "reward", "a finite real number", reward)
+        y = check_reward(owner, reward)
         self.counts_[a] += 1
         self._observe(a, y, int(self.counts_[a]))
         self.t_ += 1

@@ -28,12 +28,11 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
-from hbo_envs.validation import check_index, check_real, param_error
+from hbo_envs.validation import check_index, check_real, check_reward, check_seed
 
 __all__ = ["RandomAgent"]
 
@@ -62,10 +61,7 @@ class RandomAgent:
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
         """Start a new run on ``problem`` with its own generator seeded by ``seed``."""
         owner = type(self).__name__
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
-        ):
-            raise param_error(owner, "seed", "None or a non-negative integer", seed)
+        check_seed(owner, seed)
         self.delta_ = check_real(owner, "delta", self.delta, 0.0, 1.0, "right")
         self.n_ = int(problem.n)
         self.alpha_ = float(problem.alpha)
@@ -91,12 +87,7 @@ class RandomAgent:
         """Record ``reward`` at ``action`` (for :meth:`posterior` only)."""
         owner = type(self).__name__
         a = check_index(owner, "action", action, self.n_)
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(owner, "reward", "a finite real number", reward)
+        y = check_reward(owner, reward)
         self.counts_[a] += 1.0
         self.sums_[a] += y
         self._pending = None

@@ -16,7 +16,6 @@ band the next action is chosen from.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +23,14 @@ import numpy as np
 
 from agents.gp.engine import GPPosteriorEngine
 from agents.schedules import NAMED_WIDTHS, SCHEDULE_SETS, Schedule, gp_ucb_width
-from hbo_envs.validation import check_choice, check_index, check_real, param_error
+from hbo_envs.validation import (
+    check_choice,
+    check_index,
+    check_real,
+    check_reward,
+    check_seed,
+    param_error,
+)
 
 __all__ = ["GPUCBAgent", "TIE_RTOL", "argmax_rows"]
 
@@ -133,10 +139,7 @@ class GPUCBAgent:
     def reset(self, problem: Any, *, seed: int | None = None) -> None:
         """Validate the hyperparameters against ``problem`` and start a new run."""
         owner = self._owner
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
-        ):
-            raise param_error(owner, "seed", "None or a non-negative integer", seed)
+        check_seed(owner, seed)
         self.schedule_ = check_choice(owner, "schedule", self.schedule, SCHEDULE_SETS)
         self.lam_ = check_real(owner, "lam", self.lam, 0.0, None, "neither")
         self.delta_ = check_real(owner, "delta", self.delta, 0.0, 1.0, "right")
@@ -283,10 +286,4 @@ class GPUCBAgent:
         return check_index(self._owner, "action", action, self.n_)
 
     def _check_reward(self, reward: Any) -> float:
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            y = math.nan
-        if not math.isfinite(y):
-            raise param_error(self._owner, "reward", "a finite real number", reward)
-        return y
+        return check_reward(self._owner, reward)

@@ -112,7 +112,7 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg import blas
+from scipy.linalg import blas, lapack
 
 from hbo_envs.memory import check_memory
 from hbo_envs.problem import DENSE_MAX_N
@@ -168,10 +168,19 @@ def auto_representation(n: int, horizon: int | None) -> str:
 
 
 #: :meth:`GPPosteriorEngine.move_statistics` re-derives the posterior from the statistics
-#: after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one moves (their rounding, downdates
+#: after ``max(MOVE_REFRESH_EVERY, |S|)`` updates of the covariance (a rank-one move, or
+#: one joint rank-``k`` move: each is one pass over ``Sigma`` whose rounding, downdates
 #: included, is then reset; with ``|S|`` the re-derivation's ``O(|S|^3 + n^2 |S|)`` costs
-#: at most about one move's ``O(n^2)`` amortised).
+#: at most about one update's ``O(n^2)`` amortised).
 MOVE_REFRESH_EVERY = 64
+
+#: :meth:`GPPosteriorEngine.move_statistics` moves this many arms or more as one rank-``k``
+#: change (Woodbury: a ``k x k`` LU and two ``dgemm``) instead of ``k`` rank-one updates
+#: (each with its Python-level overhead, which dominates at 100 arms). At 100 arms the
+#: joint change costs about four or five rank-one moves (``benchmarks/bench_agents.py
+#: --floor`` times both), counting the re-derivations each saves (one per
+#: ``MOVE_REFRESH_EVERY`` covariance updates).
+MOVE_JOINT_MIN = 5
 
 #: The two representations (and ``"auto"``, which picks by ``n`` and ``T``).
 REPRESENTATIONS = ("auto", "arms", "played")
@@ -182,6 +191,12 @@ REPRESENTATIONS = ("auto", "arms", "played")
 #: runs share the cores, as in a parallel sweep), so larger updates go column block by
 #: column block.
 _GER_BLOCK = 8192
+
+
+#: Largest ``rows x cols x k`` product handed to one ``dgemm`` of a rank-``k`` move
+#: (:meth:`GPPosteriorEngine.move_statistics`): OpenBLAS runs it on one thread below
+#: about this size; larger moves go column block by column block, as ``dger``.
+_GEMM_BLOCK = 1 << 18
 
 
 def _column_blocks(rows: int, cols: int) -> list[tuple[int, int]]:
@@ -313,7 +328,8 @@ class GPPosteriorEngine:
         self.t = 0
         self.info_gain = 0.0
         self._since_refresh = 0
-        self._moves = 0  # rank-one moves of move_statistics since the last re-derivation
+        self._moves = 0  # covariance updates of move_statistics since the last re-derivation
+        self._iota = np.arange(n)  # the identity permutation (a joint move's LU pivots)
         self._std: np.ndarray | None = None
         self._batch: EngineBatch | None = None
         self._mean_blocks = _column_blocks(n, self.r)
@@ -796,14 +812,19 @@ class GPPosteriorEngine:
         statistics are unchanged cost nothing). So an agent whose data are re-weighted
         every round but change at a few arms (RCGP-UCB's adaptive variant when its anchor
         moves) pays ``O(k n^2)`` for ``k`` moved arms instead of a re-derivation,
-        ``O(|S|^3 + n^2 |S|)``. The re-derivation is still used when it is the cheaper or
-        the safer one: more than ``|S| / 4`` arms to move, an arm losing all or more than
-        half of its information (``1 + q c[a] < 1/2``: the downdate would cancel), the
-        ``"played"`` representation, or after ``max(MOVE_REFRESH_EVERY, |S|)`` rank-one
-        moves since the last re-derivation (their rounding is then reset; amortised
-        ``O(n^2 + |S|^2)`` a move, the order of a move itself). Same arguments and checks
-        as :meth:`set_statistics`; the posterior equals its to rounding (~1e-12, tested).
-        Returns the number of rank-one covariance moves made (0 after a re-derivation).
+        ``O(|S|^3 + n^2 |S|)``. From :data:`MOVE_JOINT_MIN` moved arms on, the ``k``
+        rank-one changes are made as one rank-``k`` change (Woodbury, :meth:`_move_jointly`:
+        the same posterior to rounding in a few BLAS-3 calls, where ``k`` Python-level
+        updates cost several times the arithmetic at 100 arms). The re-derivation is still
+        used when it is the cheaper or the safer one: more than ``|S| / 4`` arms to move,
+        an arm losing all or more than half of its information (``1 + q c[a] < 1/2``: the
+        downdate would cancel; jointly, a moved arm's variance more than doubling), the
+        ``"played"`` representation, or after ``max(MOVE_REFRESH_EVERY, |S|)`` updates of
+        the covariance since the last re-derivation (their rounding is then reset;
+        amortised ``O(n^2 + |S|^2)`` an update, the order of an update itself). Same
+        arguments and checks as :meth:`set_statistics`; the posterior equals its to
+        rounding (~1e-12, tested). Returns the number of arms moved (0 after a
+        re-derivation).
         """
         if self._batch is not None:
             raise ValueError(
@@ -828,7 +849,7 @@ class GPPosteriorEngine:
         held = int(np.count_nonzero(prec))
         if (
             k > max(1, held // 4)
-            or self._moves + k > max(MOVE_REFRESH_EVERY, held)
+            or self._moves + (1 if k >= MOVE_JOINT_MIN else k) > max(MOVE_REFRESH_EVERY, held)
             or not prec[moved].all()
         ):
             self._apply_statistics(prec, tot, cnt)
@@ -839,16 +860,33 @@ class GPPosteriorEngine:
             ds = (tot[shifted] - self.sums[shifted]) / lam
             mean += cov[:, shifted] @ ds
             self.sums[shifted] = tot[shifted]
-        for a in moved.tolist():
+        if k >= MOVE_JOINT_MIN:
+            if not self._move_jointly(moved, prec, tot):
+                self._apply_statistics(prec, tot, cnt)
+                return 0
+            self.counts[:] = cnt
+            self.t = int(cnt.sum())
+            self._std = None
+            return k
+        # r = 1: the mean's rank-one dger is one daxpy with dger's coefficient
+        # alpha y_0 (OpenBLAS's dger is an axpy per column: the same arithmetic)
+        m0 = mean[:, 0] if self.r == 1 else None
+        for a, dpa in zip(moved.tolist(), dp[moved].tolist(), strict=True):
             c = cov[:, a].copy()
-            q = float(dp[a]) / lam
-            den = 1.0 + q * float(c[a])
+            q = dpa / lam
+            den = 1.0 + q * c.item(a)
             if not den >= 0.5:  # losing more than half of a's information: re-derive
                 self._apply_statistics(prec, tot, cnt)
                 return 0
-            ds = (tot[a] - self.sums[a]) / lam
-            _rank1_update(mean, 1.0 / den, c, ds - q * mean[a], self._mean_blocks)
-            _rank1_update(cov, -q / den, c, c, self._cov_blocks)
+            if m0 is not None:
+                y0 = (tot.item(a, 0) - self.sums.item(a, 0)) / lam - q * m0.item(a)
+                blas.daxpy(c, m0, a=(1.0 / den) * y0)
+            else:
+                ds = (tot[a] - self.sums[a]) / lam
+                _rank1_update(mean, 1.0 / den, c, ds - q * mean[a], self._mean_blocks)
+            alpha = -q / den
+            for j0, j1 in self._cov_blocks:
+                blas.dger(alpha, c, c[j0:j1], a=cov[:, j0:j1], overwrite_a=1)
             self.info_gain += 0.5 * math.log(den)
             self.sums[a] = tot[a]
             self.precision[a] = prec[a]
@@ -857,6 +895,59 @@ class GPPosteriorEngine:
         self.t = int(cnt.sum())
         self._std = None
         return k
+
+    def _move_jointly(self, moved: np.ndarray, prec: np.ndarray, tot: np.ndarray) -> bool:
+        """The ``k`` rank-one moves of :meth:`move_statistics` as one rank-``k`` change
+        (Woodbury and the determinant lemma), in a few BLAS-3 calls instead of ``k``
+        Python-level rank-one updates. With ``C = Sigma[:, moved]``, ``Q = diag(dp) /
+        lambda`` and ``M = Q^{-1} + C[moved]`` (``k x k``)::
+
+            Sigma <- Sigma - (C M^{-1}) C^T
+            mean  <- mean + (C M^{-1}) (Q^{-1} ds / lambda - mean[moved])
+            info_gain += (1/2) ln det(I + Q C[moved]) = (1/2) (ln|det M| + sum ln|q|)
+
+        (``k = 1``: the rank-one formulas of :meth:`move_statistics`). ``M`` is inverted by
+        LU with pivoting (it is indefinite when arms lose information). False, with
+        nothing changed, when the change is not a safe one — the rank-one guard carried
+        over: a moved arm whose variance would more than double (or not stay positive),
+        or ``det(I + Q C[moved]) <= 0`` — and the caller re-derives."""
+        lam = self.lam
+        cov, mean = self.cov, self.mean
+        k = moved.size
+        dp = prec[moved] - self.precision[moved]
+        q = dp / lam
+        C = cov[:, moved]  # (n, k), Fortran order
+        Ckk = C[moved]
+        lu, piv, info = lapack.dgetrf(Ckk + np.diag(1.0 / q), overwrite_a=1)
+        uq = lu.diagonal() * q  # det(I + Q C_kk) = det(Q) det(M) = +-prod(u_ii q_i)
+        if info or (np.count_nonzero(uq < 0.0) + np.count_nonzero(piv != self._iota[:k])) % 2:
+            return False  # singular, or det(I + Q C_kk) < 0
+        Minv, info = lapack.dgetri(lu, piv, overwrite_lu=1)
+        Y = blas.dgemm(1.0, C, Minv)  # C M^{-1}, (n, k)
+        # each moved arm's variance afterwards in (0, 2 x before] (rank one: den >= 1/2)
+        old_var = Ckk.diagonal()
+        new_var = old_var - np.einsum("ij,ij->i", Y[moved], Ckk)
+        if info or not (new_var.min() > 0.0 and (new_var - 2.0 * old_var).max() <= 0.0):
+            return False
+        # mean += C M^{-1} (Q^{-1} ds / lambda - mean[moved]), Q^{-1} ds / lambda = ds / dp
+        z = (tot[moved] - self.sums[moved]) / dp[:, None]
+        z -= mean[moved]
+        mean += Y @ z
+        # in column blocks small enough that OpenBLAS keeps each dgemm on one thread (as
+        # _GER_BLOCK for dger: threading a small update costs more than it saves)
+        n = self.n
+        width = _GEMM_BLOCK // (n * k)
+        if width >= n:
+            blas.dgemm(-1.0, Y, C, trans_b=1, beta=1.0, c=cov, overwrite_c=1)
+        else:
+            for j0 in range(0, n, max(width, 1)):
+                j1 = min(j0 + max(width, 1), n)
+                blas.dgemm(-1.0, Y, C[j0:j1], trans_b=1, beta=1.0, c=cov[:, j0:j1], overwrite_c=1)
+        self.info_gain += 0.5 * float(np.log(np.abs(uq)).sum())
+        self.sums[moved] = tot[moved]
+        self.precision[moved] = prec[moved]
+        self._moves += 1  # one pass over Sigma (MOVE_REFRESH_EVERY)
+        return True
 
     def _set_statistics(self, owner: str, precision: Any, sums: Any, counts: Any) -> None:
         self._apply_statistics(*self._check_statistics(owner, precision, sums, counts))

@@ -785,6 +785,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
         self.dictionary_sizes_: list[int] = []
         # The factorisation of the current dictionary (kept while D_t stays the same).
         self._dict_copies: np.ndarray | None = None
+        self._dict_key: bytes | None = None  # its bytes: D_t = D_{t-1} in one comparison
         self._rows: dict[int, np.ndarray] = {}  # kernel rows (problems without a matrix)
         self._common_setup(problem)
 
@@ -871,7 +872,8 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             self._G_pending.append(arm)
         copies = self._copies()
         N = self.rewards_.count
-        if self._dict_copies is not None and np.array_equal(copies, self._dict_copies):
+        key = copies.tobytes()  # c is int64 from every sampler and from np.bincount
+        if key == self._dict_key:
             # D_t = D_{t-1}: the same embedding; Phi~^T Phi~ gains the new observation.
             f = self.Fr_[:, arm]
             self.Gr_ += np.outer(f, f)
@@ -879,7 +881,7 @@ class ATAGPUCBNystrom(_ATAGPUCB):
             S = np.flatnonzero(copies)
             c = copies[S]
             self.m_ = int(c.sum())
-            self._dict_copies = copies
+            self._dict_copies, self._dict_key = copies, key
             # psi~_t = Q_ Fr_ (s x n): the reduced phi~_t (agents.features.nystrom), with
             # Q_ (s x r) orthonormal; r = 0 for an empty dictionary. Past r0 = rank(K)
             # distinct arms, through K = L L^T: one r0 x r0 eigendecomposition of

@@ -243,8 +243,16 @@ class PlateauRewards:
             A = np.flatnonzero(self._mcount)
             g = centre[A]
             La = L if np.ndim(L) == 0 else np.asarray(L)[A]
-            lo = self._key.searchsorted(self._keys(A, np.clip(g - La, -M, M)), side="right")
-            hi = self._key.searchsorted(self._keys(A, np.clip(g + La, -M, M)), side="left")
+            # both window edges in one array, clipped to [-M, M] in place (np.clip's
+            # arithmetic, min(max(x, -M), M), without its Python-level wrapper)
+            edges = np.empty((2, A.size))
+            np.subtract(g, La, out=edges[0])
+            np.add(g, La, out=edges[1])
+            np.maximum(edges, -M, out=edges)
+            np.minimum(edges, M, out=edges)
+            keys = self._keys(A, edges)
+            lo = self._key.searchsorted(keys[0], side="right")
+            hi = self._key.searchsorted(keys[1], side="left")
             np.maximum(hi, lo, out=hi)
             # main rewards outside the windows: the gaps [hi_{k-1}, lo_k) (arm segments
             # are contiguous and in arm order)
@@ -381,7 +389,8 @@ class RCGPUCBAdaptive(RCGPUCB):
     ``g_R`` moves every round, so the weights of ``M_R``'s observations outside the plateau
     change, and ``M_R`` follows its per-arm sufficient statistics on one engine
     (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`: a rank-one move of each
-    arm whose statistics changed, a re-derivation when many did; observation ``j`` at arm
+    arm whose statistics changed, one joint rank-``k`` move when several did, a
+    re-derivation when many did; observation ``j`` at arm
     ``a`` has noise ``sigma^2 J_j`` and target ``y_j - m_w,j``, module docstring)::
 
         precision_a = sum_j 1 / J_j,      sums_a = sum_j (y_j - m_w,j) / J_j
@@ -397,7 +406,7 @@ class RCGPUCBAdaptive(RCGPUCB):
     observations, and ``O(k n^2)`` for the ``k`` arms whose statistics moved (the arm just
     played, the arms holding observations outside the plateau, the arms an observation
     entered or left the plateau at), with a re-derivation ``O(|S|^3 + n^2 |S|)`` when
-    ``k > |S| / 4`` and after every ``max(64, |S|)`` moves (``|S| <= n`` distinct arms
+    ``k > |S| / 4`` and after every ``max(64, |S|)`` covariance updates (``|S| <= n`` distinct arms
     played): flat in
     ``t`` as long as ``#outside`` (observations whose residual ``|y - g_R|`` exceeds
     ``L_R``) and the arms holding them stay few. It does under frequency-limited

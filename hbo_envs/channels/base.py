@@ -23,7 +23,30 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Moments", "RewardChannel"]
+__all__ = ["Moments", "RewardChannel", "moment_grid"]
+
+GRID_SNAP = 16 * 2.0**-52
+"""Relative distance above a grid point within which :func:`moment_grid` rounds down."""
+
+
+def moment_grid(x: float) -> float:
+    """``x >= 0`` rounded up to 9 decimals, the ``c`` at which a channel's constants are
+    computed and cached (:meth:`RewardChannel.moments`).
+
+    Values within a relative ``GRID_SNAP`` (16 ulps, ``3.6e-15``) above a grid point round
+    down to it: an objective normalised to ``max|f| = 1`` lands a few ulps off 1 (up to 6
+    ulps above, in ~0.3% of draws), and rounding it up to ``1.000000001`` would both miss the
+    cache and ask the quadrature for a point a hair beyond a signed-Pareto channel's kink.
+    The tolerance is relative, so it is the same few ulps at any magnitude of ``c``; the
+    channels' ``1e-9`` margin on ``v`` covers the ``3.6e-15`` by which ``c`` may fall short
+    of ``x``.
+
+    >>> moment_grid(1.0 + 6 * 2.0**-52), moment_grid(1.0 + 1e-12), moment_grid(0.25)
+    (1.0, 1.000000001, 0.25)
+    """
+    k = math.ceil(x * 1e9)
+    below = (k - 1) / 1e9
+    return below if x <= below * (1.0 + GRID_SNAP) else k / 1e9
 
 
 @lru_cache(maxsize=256)
@@ -63,14 +86,15 @@ class RewardChannel:
 
         Every channel's constants depend on ``f`` only through ``c = max|f|`` (the raw
         moment ``E|c + eta|^p`` is convex and even in ``c``). ``c`` is rounded up to 9
-        decimals (values within ``1e-15`` above a grid point round down, so that
-        ``max|f| = 1 + 2e-16`` after normalisation hits the cache) and the result is cached
-        per process, so re-drawing a normalised objective at every reset costs nothing. The
-        channels' relative safety margin of ``1e-9`` on ``v`` covers that ``1e-15``.
+        decimals (:func:`moment_grid`: values a few ulps above a grid point round down, so
+        that a normalised objective's ``max|f| = 1 + 6 ulps`` hits the cache at ``c = 1``)
+        and the result is cached per process, so re-drawing a normalised objective at every
+        reset costs nothing. The channels' relative safety margin of ``1e-9`` on ``v``
+        covers those ulps.
         """
         f = np.asarray(f, dtype=float)
         self.validate(f)
-        c = math.ceil(float(np.max(np.abs(f))) * 1e9 - 1e-6) / 1e9
+        c = moment_grid(float(np.max(np.abs(f))))
         m = _cached_moments(self, c)
         if not all(math.isfinite(x) for x in (m.alpha, m.v, m.nu, m.noise_scale)):
             raise ValueError(
