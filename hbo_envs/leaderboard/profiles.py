@@ -79,9 +79,16 @@ def iqm_band(
     rng = np.random.default_rng(seed)
     runs = c.shape[0]
     idx = rng.integers(runs, size=(reps, runs, 1))[:, :, 0]
-    boot = _iqm_axis1(c[idx])  # (reps, time)
+    # The replicates as (time, reps, runs), so each replicate's runs are contiguous: the
+    # sort along the last axis is ~3x faster than along the middle one of (reps, runs,
+    # time), with the same sorted values, the same sums (taken in the same order, below)
+    # and so the same bits (tested against the stratified bootstrap).
+    s = np.ascontiguousarray(c.T)[:, idx]
+    s.sort(axis=2)
+    cut = runs // 4
+    boot = s[:, :, cut : runs - cut].mean(axis=2)  # (time, reps)
     a = (1 - confidence) / 2
-    lo, hi = np.quantile(boot, [a, 1 - a], axis=0)
+    lo, hi = np.quantile(boot, [a, 1 - a], axis=1)
     return _iqm_axis1(c[None])[0], lo, hi
 
 
