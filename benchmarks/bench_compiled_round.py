@@ -153,13 +153,27 @@ def _beta(agent) -> float:
     return float(agent.beta_(agent.t_))
 
 
+def _start(name: str, T: int):
+    """The agent reset on the bench problem, ``f`` and the noise of ``--against``."""
+    problem, f = make_problem(100, T)
+    agent = agents.make(name)
+    agent.reset(problem, seed=0)
+    return agent, f.tolist(), np.random.default_rng(1).standard_t(3.0, size=T).tolist()
+
+
+def _round(agent, fl: list, eps: float) -> tuple[int, float, int]:
+    """One round of the agent as shipped: its arm, the reward and the CPU ns it took."""
+    s = time.thread_time_ns()
+    a = agent.act()
+    y = fl[a] + eps
+    agent.update(a, y)
+    return a, y, time.thread_time_ns() - s
+
+
 def gp_ucb(T: int, W: int, k) -> dict:
     act, observe, _, _ = k
-    problem, f = make_problem(100, T)
-    agent = agents.make("gp-ucb")
-    agent.reset(problem, seed=0)
-    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
-    fl, clk = f.tolist(), time.thread_time_ns
+    agent, fl, noise = _start("gp-ucb", T)
+    clk = time.thread_time_ns
     ours, comp, same = [], [], 0
     for t in range(T):
         late = t >= T - W
@@ -167,13 +181,9 @@ def gp_ucb(T: int, W: int, k) -> dict:
             eng = agent.engine_
             cov, mean = eng.cov.copy(order="F"), eng.mean[:, 0].copy()
             beta = _beta(agent)
-        s = clk()
-        a = agent.act()
-        y = fl[a] + noise[t]
-        agent.update(a, y)
-        e = clk()
+        a, y, ns = _round(agent, fl, noise[t])
         if late:
-            ours.append(e - s)
+            ours.append(ns)
             s = clk()
             b = act(cov, mean, beta)
             observe(cov, mean, a, y, agent.lam_)
@@ -187,11 +197,8 @@ def gp_ucb(T: int, W: int, k) -> dict:
 
 def rcgp_adaptive(T: int, W: int, k) -> dict:
     act, observe, moves, statistics = k
-    problem, f = make_problem(100, T)
-    agent = agents.make("rcgp-ucb-adaptive")
-    agent.reset(problem, seed=0)
-    noise = np.random.default_rng(1).standard_t(3.0, size=T).tolist()
-    fl, clk = f.tolist(), time.thread_time_ns
+    agent, fl, noise = _start("rcgp-ucb-adaptive", T)
+    clk = time.thread_time_ns
     ours, comp, ks, replayed = [], [], [], 0
     prec, sums = np.zeros(agent.n_), np.zeros(agent.n_)
     for t in range(T):
@@ -207,14 +214,10 @@ def rcgp_adaptive(T: int, W: int, k) -> dict:
                 agent._last,
             )
             beta = _beta(agent)
-        s = clk()
-        a = agent.act()
-        y = fl[a] + noise[t]
-        agent.update(a, y)
-        e = clk()
+        a, y, ns = _round(agent, fl, noise[t])
         if not late:
             continue
-        ours.append(e - s)
+        ours.append(ns)
         rw = agent._rewards
         keys, my = rw._key, rw._my
         arms = np.flatnonzero(rw._mcount)
