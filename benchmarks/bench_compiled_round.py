@@ -266,6 +266,8 @@ def main() -> None:
     ap.add_argument("--T", type=int, default=10_000, help="rounds per run")
     ap.add_argument("--window", type=int, default=500, help="the last rounds, timed")
     args = ap.parse_args()
+    if args.T < 2 or args.window < 1:
+        ap.error(f"--T must be >= 2 and --window >= 1; got --T {args.T}, --window {args.window}")
     if nb is None:
         print("numba is not installed (not a dependency of hbo-bench): pip install numba")
         raise SystemExit(2)
