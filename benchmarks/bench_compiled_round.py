@@ -14,7 +14,8 @@ BLAS thread, median over the rounds):
   the anchor's rank-one update, the acquisition model's per-arm statistics (window search
   in each arm's sorted rewards, the plateau-IMQ weight of every reward outside the window
   and of the pending and extreme pools: :class:`~agents.robust.rcgp_ucb.PlateauRewards`),
-  and the ``k`` rank-one moves of the arms whose precision changed
+  and the ``k`` rank-one moves of the arms whose precision changed, with the mean's shift
+  at an arm whose sum alone changed
   (:meth:`~agents.gp.engine.GPPosteriorEngine.move_statistics`). The compiled statistics
   must equal the agent's to ``1e-9`` relative (summation order differs) and the moved
   posterior mean the engine's to ``1e-9``; in rounds where the engine re-derives
@@ -45,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_agents import make_problem  # noqa: E402
 
 import agents  # noqa: E402
+from agents.robust.rcgp_ucb import _pimq_scalar  # noqa: E402
 
 try:
     import numba as nb
@@ -81,14 +83,19 @@ def _kernels():
 
     @nb.njit(cache=True)
     def moves(cov, mean, prec, p0, sums, s0, lam):
-        # the engine's rank-one move of each arm whose precision changed (a change below
-        # the rounding of the sums' order is none): q = dp / lam, den = 1 + q c_a
+        # the engine's rank-one move of each arm whose precision changed, and the mean's
+        # shift at an arm whose sum alone changed (a change below the rounding of the
+        # sums' order is none): q = dp / lam, den = 1 + q c_a
         n = mean.size
         c = np.empty(n)
         k = 0
         for a in range(n):
             dp = prec[a] - p0[a]
             if not abs(dp) > 1e-12 * (1.0 + p0[a]):
+                ds = sums[a] - s0[a]  # the sum alone changed: mean += Sigma[:, a] ds / lam
+                if abs(ds) > 1e-12 * (1.0 + abs(s0[a])):
+                    for j in range(n):
+                        mean[j] += cov[j, a] * (ds / lam)
                 continue
             k += 1
             for j in range(n):
@@ -148,11 +155,6 @@ def _kernels():
     return act, observe, moves, statistics
 
 
-def _beta(agent) -> float:
-    """``beta_t`` of the coming act: the UCB is ``mu + beta_t sigma`` (agents.gp.base)."""
-    return float(agent.beta_(agent.t_))
-
-
 def _start(name: str, T: int):
     """The agent reset on the bench problem, ``f`` and the noise of ``--against``."""
     problem, f = make_problem(100, T)
@@ -180,7 +182,7 @@ def gp_ucb(T: int, W: int, k) -> dict:
         if late:
             eng = agent.engine_
             cov, mean = eng.cov.copy(order="F"), eng.mean[:, 0].copy()
-            beta = _beta(agent)
+            beta = agent._beta_t()  # the UCB is mu + beta_t sigma (agents.gp.base)
         a, y, ns = _round(agent, fl, noise[t])
         if late:
             ours.append(ns)
@@ -213,7 +215,7 @@ def rcgp_adaptive(T: int, W: int, k) -> dict:
                 eng._moves,
                 agent._last,
             )
-            beta = _beta(agent)
+            beta = agent._beta_t()  # the UCB is mu + beta_t sigma (agents.gp.base)
         a, y, ns = _round(agent, fl, noise[t])
         if not late:
             continue
@@ -228,14 +230,8 @@ def rcgp_adaptive(T: int, W: int, k) -> dict:
         act(cov, mean, beta)
         if last is not None:  # the anchor lags one observation (agent._observe)
             a0, y0 = last
-            r = abs(y0) - agent.L_anchor_
-            q = max(r, 0.0) / agent.c_
-            sh = (
-                0.0
-                if r <= 0
-                else -2.0 * agent.lam_ * math.copysign(1.0, y0) / (r + agent.c_**2 / r)
-            )
-            observe(acov, amean, a0, y0 - sh, agent.lam_ * (1.0 + q * q))
+            J, sh = _pimq_scalar(y0, agent.L_anchor_, agent.c_, agent.lam_)
+            observe(acov, amean, a0, y0 - sh, agent.lam_ * J)
         statistics(
             keys, my, seg, arms, rw._total, amean, agent.L_, rw.bound, rw._scale, agent.c_,
             agent.lam_, pa, py, prec, sums,
