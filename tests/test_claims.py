@@ -113,6 +113,53 @@ def test_pairs_only_seeds_both_agents_finished() -> None:
     assert v.rule == RULE_TOO_FEW
 
 
+def _naive_paired(final: pd.DataFrame, env: str, a: str, b: str, col: str):
+    """The pairing written with pandas masks: each agent's rows on ``env``, NaN scores
+    dropped, the common seeds in ascending order, then paired_comparison."""
+    f = final[final["env_id"] == env]
+    sa = f[f["agent"] == a].set_index("seed")[col].dropna()
+    sb = f[f["agent"] == b].set_index("seed")[col].dropna()
+    common = sa.index.intersection(sb.index).sort_values()
+    if len(common) == 0:
+        return None
+    return paired_comparison(sa.loc[common].to_numpy(), sb.loc[common].to_numpy())
+
+
+def test_scores_and_pairs_equal_a_mask_over_the_final_rows() -> None:
+    """ClaimContext finds each (env, agent)'s rows once and caches pairs: on shuffled records
+    with lost seeds, NaN scores and agents that never ran, every score, ``ran`` and pair
+    equals the pandas-mask reference exactly, and a repeated question gives the same answer."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for env in ("e1", "e2"):
+        for agent in ("a", "b", "random"):
+            for s in rng.permutation(12)[: rng.integers(0, 12)]:
+                r = float(rng.standard_t(2) ** 2)
+                cov = float("nan") if rng.random() < 0.2 else float(rng.random())
+                rows.append(
+                    {"env_id": env, "agent": agent, "seed": int(s), "t": 100, "regret": r}
+                    | {"coverage": cov}
+                )
+    rec = pd.DataFrame(rows).sample(frac=1.0, random_state=3)
+    ctx = ClaimContext(rec)
+    f = ctx.final
+    assert not f.empty
+    for env in ("e1", "e2", "absent"):
+        for a in ("a", "b", "random", "never"):
+            mask = (f["env_id"] == env) & (f["agent"] == a)
+            assert ctx.ran(env, a) == bool(mask.any())
+            np.testing.assert_array_equal(ctx.scores(env, a), f[mask]["regret"].to_numpy())
+            np.testing.assert_array_equal(
+                ctx.scores(env, a, "miss"), 1.0 - f[mask]["coverage"].to_numpy()
+            )
+            for b in ("a", "b", "random"):
+                f2 = f.assign(miss=1.0 - f["coverage"])
+                for metric, col in (("regret", "regret"), ("miss", "miss")):
+                    want = _naive_paired(f2, env, a, b, col)
+                    assert ctx.paired(env, a, b, metric) == want
+                    assert ctx.paired(env, a, b, metric) == want  # from the cache
+
+
 def test_deterministic_cells_are_one_run_not_a_zero_width_ci() -> None:
     rec = finals("e", catgp=[19.12] * 5, tgp=[18.47] * 5)
     (v,) = evaluate_claims([less("tgp", "catgp")], rec)

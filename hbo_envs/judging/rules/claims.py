@@ -171,6 +171,8 @@ PAPER = "paper"
 SUITE = "suite"
 RULE_VALUE = "published value inside the widened 95% bootstrap CI"
 RULE_RATIO = "paired bootstrap 95% CI of the ratio of means"
+_NO_ROWS = np.zeros(0, dtype=np.intp)
+
 _METRICS = {
     "regret": "R_T",
     "avg_regret": "R_T/T",
@@ -255,10 +257,30 @@ class ClaimContext:
         self.envs = tuple(envs)
         self.agents = tuple(dict.fromkeys(self.final["agent"])) if not records.empty else ()
         self.summary = summary
+        # The rows of each (env, agent) in ``final`` (ascending seed, as final_rows sorts
+        # them), found once: a reproduction's claims ask for the same pairs hundreds of
+        # times, and a boolean mask over the frame per question was most of their cost.
+        # The records are not to be changed after construction.
+        rows: dict[tuple[str, str], list[int]] = {}
+        if len(self.final):
+            keys = zip(self.final["env_id"].tolist(), self.final["agent"].tolist(), strict=True)
+            for i, key in enumerate(keys):
+                rows.setdefault(key, []).append(i)
+        self._rows = {k: np.asarray(v, dtype=np.intp) for k, v in rows.items()}
+        self._columns: dict[str, np.ndarray] = {}
+        self._pairs: dict[tuple[Any, ...], PairedComparison | None] = {}
+
+    def _column(self, name: str) -> np.ndarray:
+        """``final[name]`` as floats (a KeyError for a column the records lack)."""
+        if name not in self._columns:
+            self._columns[name] = self.final[name].to_numpy(dtype=float)
+        return self._columns[name]
+
+    def _at(self, env: str, agent: str) -> np.ndarray:
+        return self._rows.get((env, agent), _NO_ROWS)
 
     def ran(self, env: str, agent: str) -> bool:
-        f = self.final
-        return bool(len(f) and ((f["env_id"] == env) & (f["agent"] == agent)).any())
+        return (env, agent) in self._rows
 
     def scores(self, env: str, agent: str, metric: str = "regret") -> np.ndarray:
         """Per-seed final ``R_T`` (``metric="regret"``), ``R_T / T`` (``"avg_regret"``),
@@ -267,15 +289,15 @@ class ClaimContext:
         ``"miss_sigma"``, the same for the band ``mu_T +- sigma_T``)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
-        g = self.final[(self.final["env_id"] == env) & (self.final["agent"] == agent)]
+        at = self._at(env, agent)
         if metric == "agent_time":
-            return g["agent_time"].to_numpy(dtype=float)
+            return self._column("agent_time")[at]
         if metric == "miss":
-            return 1.0 - g["coverage"].to_numpy(dtype=float)
+            return 1.0 - self._column("coverage")[at]
         if metric == "miss_sigma":
-            return 1.0 - g["coverage_sigma"].to_numpy(dtype=float)
-        R = g["regret"].to_numpy(dtype=float)
-        return R / g["t"].to_numpy(dtype=float) if metric == "avg_regret" else R
+            return 1.0 - self._column("coverage_sigma")[at]
+        R = self._column("regret")[at]
+        return R / self._column("t")[at] if metric == "avg_regret" else R
 
     def estimate(self, env: str, agent: str, metric: str = "regret") -> Estimate:
         x = self.scores(env, agent, metric)
@@ -291,18 +313,25 @@ class ClaimContext:
         none; :func:`~hbo_envs.harness.stats.paired_comparison`)."""
         if metric not in _METRICS:
             raise ValueError(f"metric must be one of {sorted(_METRICS)}; got {metric!r}.")
-        f = self.final[self.final["env_id"] == env]
-        sa = pd.Series(self.scores(env, a, metric), index=f[f["agent"] == a]["seed"].to_numpy())
-        sb = pd.Series(self.scores(env, b, metric), index=f[f["agent"] == b]["seed"].to_numpy())
+        key = (env, a, b, metric, scale_b)
+        if key not in self._pairs:  # the same pair recurs (e.g. each agent vs the floor)
+            self._pairs[key] = self._paired(env, a, b, metric, scale_b)
+        return self._pairs[key]
+
+    def _paired(
+        self, env: str, a: str, b: str, metric: str, scale_b: float
+    ) -> PairedComparison | None:
+        xa, xb = self.scores(env, a, metric), self.scores(env, b, metric)
+        seeds = self.final["seed"].to_numpy()
+        ka, kb = seeds[self._at(env, a)], seeds[self._at(env, b)]
         # a NaN score was not measured (e.g. a band column of records written before it
         # existed): that seed is not paired
-        sa, sb = sa.dropna(), sb.dropna()
-        common = sa.index.intersection(sb.index).sort_values()
-        if len(common) == 0:
+        ma, mb = ~np.isnan(xa), ~np.isnan(xb)
+        # each (env, agent, seed) is one row (unique_rounds): the sorted common seeds
+        _, ia, ib = np.intersect1d(ka[ma], kb[mb], assume_unique=True, return_indices=True)
+        if ia.size == 0:
             return None
-        return paired_comparison(
-            sa.loc[common].to_numpy(), sb.loc[common].to_numpy(), scale_b=scale_b
-        )
+        return paired_comparison(xa[ma][ia], xb[mb][ib], scale_b=scale_b)
 
     def curves(self, env: str, agent: str, column: str = "regret") -> tuple[np.ndarray, np.ndarray]:
         """``(t, Y)``: the rounds every seed recorded and ``Y[seed, j]`` at ``t[j]``."""
