@@ -143,7 +143,16 @@ def test_score_distribution_band_is_the_stratified_bootstrap() -> None:
 
 
 @pytest.mark.parametrize("runs", [1, 9, 24])  # 24: a middle of 12 runs (pairwise sums)
-def test_iqm_band_equals_the_stratified_bootstrap_at_every_step(runs: int) -> None:
+# block: replicate values per block of time steps (one block; 1 step a block; 5 steps a
+# block, the last one short)
+@pytest.mark.parametrize("block", [None, 1, 5])
+def test_iqm_band_equals_the_stratified_bootstrap_at_every_step(
+    runs: int, block: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hbo_envs.leaderboard import profiles
+
+    if block is not None:
+        monkeypatch.setattr(profiles, "_BAND_BLOCK", block * 400 * runs)
     rng = np.random.default_rng(5)
     curves = np.cumsum(rng.pareto(1.5, size=(runs, 12)), axis=1)
     y, lo, hi = iqm_band(curves, reps=400, seed=2)

@@ -31,6 +31,25 @@ def test_iqm_matches_scipy_trim_mean() -> None:
     assert iqm(x) == pytest.approx(trim_mean(x.ravel(), 0.25))
 
 
+def test_iqm_rows_overwrites_only_an_array_it_may_own() -> None:
+    """``overwrite=True`` sorts a C-contiguous float64 array in place (the same numbers as a
+    copy); a list, a strided view or another dtype is copied and left as it was."""
+    from hbo_envs.harness.stats import iqm_rows
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_t(2, size=(4, 50, 9))
+    want = np.array([[iqm(r) for r in block] for block in x])
+    own = x.copy()
+    assert np.array_equal(iqm_rows(own, overwrite=True), want)
+    assert np.array_equal(own, np.sort(x, axis=-1))  # sorted in place, no copy
+    for other in (x.tolist(), np.swapaxes(np.swapaxes(x, 1, 2).copy(), 1, 2), x.astype(np.float32)):
+        before = np.array(other, copy=True)
+        got = iqm_rows(other, overwrite=True)
+        assert np.array_equal(np.asarray(other), before)  # untouched
+        ref = np.array([[iqm(r) for r in block] for block in np.asarray(other, dtype=float)])
+        assert np.array_equal(got, ref)
+
+
 def test_iqm_refuses_nan() -> None:
     with pytest.raises(ValueError, match="NaN"):
         iqm([1.0, np.nan])

@@ -104,7 +104,7 @@ def score_with_ci(
     def every_replicate(samples: np.ndarray) -> np.ndarray:
         # stat() of each (runs, envs) replicate: iqm per env along a contiguous runs axis,
         # then the mean over envs along a contiguous axis (the same sums as stat's)
-        iq = iqm_rows(np.swapaxes(samples, 1, 2))  # (reps, envs)
+        iq = iqm_rows(np.array(np.swapaxes(samples, 1, 2), order="C"), overwrite=True)
         return np.ascontiguousarray(1.0 - iq / ref[None, :]).mean(axis=1)
 
     stat.batched = every_replicate  # type: ignore[attr-defined]

@@ -42,6 +42,10 @@ __all__ = [
 ]
 
 
+#: Replicate values per block of time steps in :func:`iqm_band` (8 MB of float64).
+_BAND_BLOCK = 1 << 20
+
+
 def _check_boot(owner: str, confidence: float, reps: int) -> None:
     check_real(owner, "confidence", confidence, low=0.0, high=1.0, closed="neither")
     check_int(owner, "reps", reps, low=1)
@@ -70,11 +74,17 @@ def iqm_band(
             f"least one run. Got shape {c.shape} instead."
         )
     rng = np.random.default_rng(seed)
-    runs = c.shape[0]
+    runs, T = c.shape
     idx = rng.integers(runs, size=(reps, runs, 1))[:, :, 0]
-    # The replicates as (time, reps, runs): each replicate's runs contiguous, so that
-    # iqm_rows (the IQM of harness.stats) sorts and averages them along the last axis
-    boot = iqm_rows(np.ascontiguousarray(c.T)[:, idx])  # (time, reps)
+    # The replicates as (time, reps, runs), C-contiguous (np.take; a fancy index along
+    # axis 1 would leave time the fastest axis and a sort along runs strided): iqm_rows
+    # (the IQM of harness.stats) sorts them in place and averages along the last axis,
+    # a block of time steps at a time so the replicates stay within ~8 MB
+    cT = np.ascontiguousarray(c.T)
+    boot = np.empty((T, reps))
+    step = max(1, _BAND_BLOCK // (reps * runs))
+    for a in range(0, T, step):
+        boot[a : a + step] = iqm_rows(np.take(cT[a : a + step], idx, axis=1), overwrite=True)
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a], axis=1)
     return iqm_rows(c.T), lo, hi
