@@ -29,6 +29,14 @@ plain loop (its per-run generator is the whole of its cost).
 Memory: a batch holds ``B`` posterior covariances (``8 n^2 B`` bytes);
 :func:`max_batch` caps ``B`` so that they stay within :data:`BATCH_BYTES`.
 
+When a batch pays: a single run has its own fast path (a scalar argmax, one rank-one update),
+so a batch must save more numpy calls than its stacking costs. :func:`batch_sizes` gives the
+range the harness plans with (``hbo_envs.harness.runner.plan_tasks``): at least
+``ceil(BATCH_MIN_WORK / n)`` runs (few arms: little work a call, the batch's fixed cost
+dominates), and at most as many as keep the stacked covariances within
+:data:`BATCH_CACHE_BYTES` (many arms: beyond it the batch leaves the cache and loses).
+``python benchmarks/bench_batch.py --sizes`` measures the speed-up per batch size and ``n``.
+
 >>> import numpy as np
 >>> from agents import make
 >>> from hbo_envs.kernels import SquaredExponential
@@ -62,7 +70,17 @@ from agents.gp.gp_ucb import GPUCB
 from agents.heavy_tailed.ca_tgp_ucb import CATGPUCB
 from agents.heavy_tailed.tgp_ucb import TGPUCB
 
-__all__ = ["BATCHED", "BATCH_BYTES", "GPUCBBatch", "LoopBatch", "make_batch", "max_batch"]
+__all__ = [
+    "BATCHED",
+    "BATCH_BYTES",
+    "BATCH_CACHE_BYTES",
+    "BATCH_MIN_WORK",
+    "GPUCBBatch",
+    "LoopBatch",
+    "batch_sizes",
+    "make_batch",
+    "max_batch",
+]
 
 #: Agent classes whose runs can be batched (exact types: a subclass may change what
 #: ``act`` or the posterior update does, so it runs one seed at a time).
@@ -75,12 +93,41 @@ BATCH_BYTES = 2**28
 MAX_BATCH = 64
 
 
+#: Runs x arms below which a batch is slower than its runs one by one: at least
+#: ``ceil(BATCH_MIN_WORK / n)`` runs a batch. Measured with ``bench_batch.py --sizes``
+#: (GP-UCB, T = 2000; AMD EPYC Zen 4): break-even near 8-10 runs at n = 100, 6-7 at
+#: n = 201, 3 at n = 400, below 2 at n = 625.
+BATCH_MIN_WORK = 1000
+
+#: Stacked covariances of one planned batch (32 MiB): beyond about this the batch leaves the
+#: cache and is slower than its runs one by one (n = 625: 3 runs 1.27x faster, 8 runs 0.80x).
+BATCH_CACHE_BYTES = 2**25
+
+
+def _bytes_per_run(n: int) -> float:
+    return 8.0 * 3 * max(int(n), 1) ** 2
+
+
 def max_batch(n: int) -> int:
     """Largest number of runs of an ``n``-arm problem batched together (>= 1): the stacked
     covariances (``8 n^2`` bytes a run, plus the env copies) stay within
     :data:`BATCH_BYTES`."""
-    per_run = 8.0 * 3 * max(int(n), 1) ** 2
-    return int(max(1, min(MAX_BATCH, BATCH_BYTES // per_run)))
+    return int(max(1, min(MAX_BATCH, BATCH_BYTES // _bytes_per_run(n))))
+
+
+def batch_sizes(n: int) -> tuple[int, int]:
+    """``(least, most)`` runs of an ``n``-arm problem worth one batch (module docstring):
+    ``least = max(2, ceil(BATCH_MIN_WORK / n))``, ``most`` the runs whose covariances fit in
+    :data:`BATCH_CACHE_BYTES` (within :func:`max_batch`). No batch pays when
+    ``least > most``.
+
+    >>> batch_sizes(100), batch_sizes(400), batch_sizes(625), batch_sizes(2000)
+    ((10, 64), (3, 8), (2, 3), (2, 1))
+    """
+    n = max(int(n), 1)
+    least = max(2, -(-BATCH_MIN_WORK // n))
+    most = int(max(1, min(max_batch(n), BATCH_CACHE_BYTES // _bytes_per_run(n))))
+    return least, most
 
 
 def _per_run(owner: str, runs: int, actions: Any, rewards: Any) -> tuple[np.ndarray, np.ndarray]:

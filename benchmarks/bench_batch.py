@@ -14,11 +14,17 @@ Prints, in one run:
    ATA-GP-UCB and MoM-GP-UCB are not batched (:data:`agents.batch.BATCHED`); they run
    one seed a task beside the batches, on the other worker.
 
-``--quick``: 4 seeds x 2000 rounds (a smoke run). Not a test: timings depend on the
-machine and its load; compare the columns of one run. The issue's target is section 2's
-batched wall time <= 120 s on 2 cores.
+3. **Batch sizes** (``--sizes`` alone): for GP-UCB on problems of 100 to 625 arms, one
+   process, the seconds of ``B`` seeds one by one and as one batch, for ``B`` from 2 to 16,
+   beside the ``(least, most)`` runs the harness plans a batch with
+   (:func:`agents.batch.batch_sizes`): where the measured speed-up crosses 1 is what
+   ``BATCH_MIN_WORK`` and ``BATCH_CACHE_BYTES`` encode.
 
-Run: ``python benchmarks/bench_batch.py [--quick] [--workers 2] [--batched-only]``
+``--quick``: 4 seeds x 2000 rounds (a smoke run; with ``--sizes``, 300 rounds). Not a
+test: timings depend on the machine and its load; compare the columns of one run. The
+issue's target is section 2's batched wall time <= 120 s on 2 cores.
+
+Run: ``python benchmarks/bench_batch.py [--quick] [--workers 2] [--batched-only | --sizes]``
 (``--batched-only``: section 2's batched run alone, the issue's measurement).
 """
 
@@ -101,6 +107,43 @@ def protocol(seeds: int, horizon: int, workers: int, modes: tuple[bool, ...]) ->
         print(f"   speed-up {out[False][0] / out[True][0]:.2f}x; final regret identical: {same}")
 
 
+#: Problems of section 3: (env id, number of arms).
+SIZE_ENVS = (
+    ("hbo/RKHS-SE-StudentT-v0", 100),
+    ("hbo/Corrupted-Fig1-v0", 201),
+    ("hbo/Griewank2D-SymPareto-eps02-v0", 400),
+    ("hbo/HS-Branin-None-v0", 625),
+)
+
+
+def sizes(horizon: int) -> None:
+    from agents.batch import batch_sizes
+    from hbo_envs.harness.specs import AgentSpec
+
+    print(f"\n3. batch sizes: GP-UCB, {horizon} rounds, one process (best of 3)")
+    print(f"{'env':36s} {'n':>4s} {'planned':>8s} {'B':>3s} {'one by one s':>13s} "
+          f"{'batch s':>8s} {'speed-up':>9s}")  # fmt: skip
+    with threadpool_limits(1):
+        for env_id, n in SIZE_ENVS:
+            least, most = batch_sizes(n)
+            for B in (2, 4, 8, 16):
+                cells = build_cells([env_id], [AgentSpec("gp-ucb")], range(B), horizon=horizon)
+                one = bat = float("inf")
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    for c in cells:
+                        run_cell(c)
+                    t1 = time.perf_counter()
+                    run_batch(cells)
+                    t2 = time.perf_counter()
+                    one, bat = min(one, t1 - t0), min(bat, t2 - t1)
+                planned = "batch" if least <= B <= most else "apart"
+                print(
+                    f"{env_id:36s} {n:4d} {planned:>8s} {B:3d} {one:13.2f} {bat:8.2f} "
+                    f"{one / bat:8.2f}x"
+                )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4 seeds x 2000 rounds")
@@ -110,12 +153,18 @@ def main() -> None:
         action="store_true",
         help="section 2 only, batched only (the issue's target: the protocol's wall time)",
     )
+    ap.add_argument(
+        "--sizes", action="store_true", help="section 3 only: the speed-up per batch size and n"
+    )
     args = ap.parse_args()
     seeds, horizon = (4, 2000) if args.quick else (20, 20_000)
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    if args.sizes:
+        sizes(300 if args.quick else 2000)
+        return
     if args.batched_only:
         protocol(seeds, horizon, args.workers, (True,))
         return

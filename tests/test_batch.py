@@ -15,7 +15,17 @@ import pandas as pd
 import pytest
 
 from agents import make
-from agents.batch import BATCHED, MAX_BATCH, GPUCBBatch, LoopBatch, make_batch, max_batch
+from agents.batch import (
+    BATCH_CACHE_BYTES,
+    BATCH_MIN_WORK,
+    BATCHED,
+    MAX_BATCH,
+    GPUCBBatch,
+    LoopBatch,
+    batch_sizes,
+    make_batch,
+    max_batch,
+)
 from agents.gp.base import TIE_RTOL, argmax_rows
 from agents.gp.engine import EngineBatch, GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
@@ -135,26 +145,55 @@ def test_batched_timing_is_each_runs_share():
 
 # ---------------------------------------------------------------- task planning
 def test_plan_tasks_batches_what_can_batch_and_keeps_the_rest_one_cell_a_task():
+    least, _ = batch_sizes(100)  # HEAVY has 100 arms
     cells = build_cells(
         [HEAVY],
         [AgentSpec("gp-ucb"), AgentSpec("ata-gp-ucb-qff"), AgentSpec("random")],
-        range(6),
+        range(least + 2),
         horizon=50,
     )
     tasks = plan_tasks(cells, workers=2)
     kinds = [(t[0].agent.label, len(t)) for t in tasks]
-    assert kinds == [("gp-ucb", 6)] + [("ata-gp-ucb-qff", 1)] * 6 + [("random", 6)]
+    k = least + 2
+    assert kinds == [("gp-ucb", k)] + [("ata-gp-ucb-qff", 1)] * k + [("random", k)]
     assert sorted(c.run_name for t in tasks for c in t) == sorted(c.run_name for c in cells)
-    assert [len(t) for t in plan_tasks(cells, workers=2, batch=False)] == [1] * 18
+    assert [len(t) for t in plan_tasks(cells, workers=2, batch=False)] == [1] * (3 * k)
 
 
-def test_plan_tasks_splits_a_lone_batch_over_the_workers_and_respects_the_cap():
+def test_plan_tasks_splits_a_lone_batch_over_the_workers_and_respects_the_sizes(monkeypatch):
+    import agents.batch as B
+
     cells = _cells(HEAVY, "gp-ucb", range(10), 50)
+    monkeypatch.setattr(B, "BATCH_MIN_WORK", 200)  # at least 2 runs a batch at n = 100
     assert [len(t) for t in plan_tasks(cells, workers=1)] == [10]
     assert [len(t) for t in plan_tasks(cells, workers=2)] == [5, 5]
     assert [len(t) for t in plan_tasks(cells, workers=3)] == [4, 4, 2]
     many = _cells(HEAVY, "gp-ucb", range(MAX_BATCH + 6), 50)
     assert [len(t) for t in plan_tasks(many, workers=1)] == [MAX_BATCH, 6]
+    # at least 5 runs: the pieces of 4 and 2 for three workers run one cell a task, and
+    # the last piece of MAX_BATCH + 3 runs (3) too; the numbers are the same either way
+    monkeypatch.setattr(B, "BATCH_MIN_WORK", 500)
+    assert [len(t) for t in plan_tasks(cells, workers=2)] == [5, 5]
+    assert [len(t) for t in plan_tasks(cells, workers=3)] == [1] * 10
+    more = _cells(HEAVY, "gp-ucb", range(MAX_BATCH + 3), 50)
+    assert [len(t) for t in plan_tasks(more, workers=1)] == [MAX_BATCH, 1, 1, 1]
+    # the default: below BATCH_MIN_WORK / n runs (the quick start's pieces) no batch
+    monkeypatch.undo()
+    least, _ = batch_sizes(100)
+    few = _cells(HEAVY, "gp-ucb", range(least - 1), 50)
+    assert [len(t) for t in plan_tasks(few, workers=1)] == [1] * (least - 1)
+    assert [len(t) for t in plan_tasks(_cells(HEAVY, "gp-ucb", range(least), 50), 1)] == [least]
+
+
+def test_batch_sizes_follow_the_work_per_call_and_the_cache():
+    for n in (1, 50, 100, 201, 400, 625, 1000, 5000):
+        least, most = batch_sizes(n)
+        assert least == max(2, math.ceil(BATCH_MIN_WORK / n))  # fewer arms: more runs
+        assert 1 <= most <= max_batch(n)
+        assert most == 1 or 24.0 * n * n * most <= BATCH_CACHE_BYTES
+    assert batch_sizes(100) == (10, MAX_BATCH)
+    assert batch_sizes(625)[1] < max_batch(625)  # the cache, not memory, caps it
+    assert batch_sizes(5000)[0] > batch_sizes(5000)[1]  # no batch pays (nor fits)
 
 
 def test_max_batch_bounds_the_stacked_covariances():

@@ -313,36 +313,39 @@ def _lost(exc: BaseException) -> bool:
     return isinstance(exc, TerminatedWorkerError | BrokenProcessPool | ShutdownExecutorError)
 
 
-def _batch_cap(spec: CellSpec) -> int:
-    """How many seeds of ``spec``'s agent and env may run as one batch (1: none)."""
-    from agents.batch import BATCHED, max_batch
+def _batch_sizes(spec: CellSpec) -> tuple[int, int]:
+    """``(least, most)`` seeds of ``spec``'s agent and env worth one batch
+    (:func:`agents.batch.batch_sizes`); ``(2, 1)`` (never) for an agent that cannot batch."""
+    from agents.batch import BATCHED, batch_sizes
 
     try:
         kind = type(spec.agent.build())
     except Exception:  # noqa: BLE001 - the cell reports the error when it runs
-        return 1
+        return 2, 1
     if kind not in BATCHED:
-        return 1
+        return 2, 1
     env = make_env(spec.env_id, spec.horizon, dict(spec.env_kwargs))
-    return max_batch(int(env.unwrapped.problem.n))
+    return batch_sizes(int(env.unwrapped.problem.n))
 
 
 def plan_tasks(cells: list[CellSpec], workers: int, batch: bool = True) -> list[list[CellSpec]]:
     """Group ``cells`` into tasks: seeds of one (env, agent, options) that the agent can
     batch (:func:`hbo_envs.harness.cell.run_batch`) form one task, every other cell is a
-    task of its own. Batches are cut to the agent's cap (:func:`agents.batch.max_batch`)
-    and, when there are fewer tasks than ``workers``, into as many pieces as keep every
-    worker busy. Tasks keep the order of their first cell."""
+    task of its own. Batches are cut to the most runs worth a batch
+    (:func:`agents.batch.batch_sizes`) and, when there are fewer tasks than ``workers``,
+    into as many pieces as keep every worker busy; a piece of fewer runs than a batch needs
+    to pay runs one cell a task (the numbers are the same either way). Tasks keep the order
+    of their first cell."""
     if not batch:
         return [[c] for c in cells]
     groups: dict[tuple[Any, ...], list[CellSpec]] = {}
-    caps: dict[tuple[Any, ...], int] = {}
+    sizes: dict[tuple[Any, ...], tuple[int, int]] = {}
     order: list[tuple[Any, ...] | int] = []
     for i, c in enumerate(cells):
         key = batch_key(c)
-        if key not in caps:
-            caps[key] = _batch_cap(c)
-        if caps[key] <= 1:
+        if key not in sizes:
+            sizes[key] = _batch_sizes(c)
+        if sizes[key][0] > sizes[key][1]:
             order.append(i)
             continue
         if key not in groups:
@@ -357,8 +360,11 @@ def plan_tasks(cells: list[CellSpec], workers: int, batch: bool = True) -> list[
             tasks.append([cells[o]])
             continue
         g = groups[o]
-        size = max(1, min(caps[o], -(-len(g) // pieces)))
-        tasks += [g[i : i + size] for i in range(0, len(g), size)]
+        least, most = sizes[o]
+        size = max(1, min(most, -(-len(g) // pieces)))
+        for i in range(0, len(g), size):
+            piece = g[i : i + size]
+            tasks += [piece] if len(piece) >= least else [[c] for c in piece]
     return tasks
 
 
