@@ -97,8 +97,9 @@ def _add_exec_options(p: argparse.ArgumentParser) -> None:
         "--no-batch",
         action="store_true",
         help="run every seed alone (default, local backend: the seeds of an agent that "
-        "allows it run as one vectorized batch, with bit-identical numbers; agent_time is "
-        "then each run's share of the batch's)",
+        "allows it run as one vectorized batch where enough of them make it pay, at least "
+        "ceil(1000 / arms), with bit-identical numbers; agent_time is then each run's "
+        "share of the batch's)",
     )
     p.add_argument(
         "--no-progress",
