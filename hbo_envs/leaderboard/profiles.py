@@ -83,8 +83,9 @@ def iqm_band(
     cT = np.ascontiguousarray(c.T)
     boot = np.empty((T, reps))
     step = max(1, _BAND_BLOCK // (reps * runs))
-    for a in range(0, T, step):
-        boot[a : a + step] = iqm_rows(np.take(cT[a : a + step], idx, axis=1), overwrite=True)
+    for t0 in range(0, T, step):
+        block = np.take(cT[t0 : t0 + step], idx, axis=1)
+        boot[t0 : t0 + step] = iqm_rows(block, overwrite=True)
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a], axis=1)
     return iqm_rows(c.T), lo, hi
