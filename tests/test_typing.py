@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "tests" / "typing"
+#: mypy's configuration (torch and jax not followed: see the file), also used by .ci/run
+CONFIG = SCRIPTS / "mypy.ini"
 
 
 def _installed_checkout() -> Path | None:
@@ -29,22 +31,6 @@ def _installed_checkout() -> Path | None:
             url = json.loads(text).get("url", "")
             return Path(url.removeprefix("file://")).resolve() if url.startswith("file:") else None
     return None
-
-
-#: mypy's configuration for the run: torch and jax are not followed. gymnasium is typed, and
-#: its array-conversion wrappers import torch and jax at module level, so with torch installed
-#: (the ``[botorch]`` extra, which ``.ci/run`` installs) mypy parsed torch's 1,384 modules for a
-#: script that uses neither: 18 s of analysis against 6 s without, with the same output
-#: (the public API has no torch or jax type). What a user's own configuration can say too.
-MYPY_INI = """\
-[mypy]
-
-[mypy-torch.*]
-follow_imports = skip
-
-[mypy-jax.*]
-follow_imports = skip
-"""
 
 
 def _mypy(
@@ -61,11 +47,9 @@ def _mypy(
             pytest.fail(msg)
         pytest.skip(msg)
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
-    config = tmp_path / "mypy.ini"
-    config.write_text(MYPY_INI)
     return subprocess.run(
         [
-            *(sys.executable, "-m", "mypy", "--strict", "--config-file", str(config)),
+            *(sys.executable, "-m", "mypy", "--strict", "--config-file", str(CONFIG)),
             *(["--cache-dir", str(cache)] if cache is not None else ["--no-incremental"]),
             *map(str, scripts),
         ],
