@@ -69,6 +69,7 @@ from agents.gp.engine import EngineBatch, GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
 from agents.heavy_tailed.ca_tgp_ucb import CATGPUCB
 from agents.heavy_tailed.tgp_ucb import TGPUCB
+from hbo_envs.validation import check_int
 
 __all__ = [
     "BATCHED",
@@ -104,15 +105,16 @@ BATCH_MIN_WORK = 1000
 BATCH_CACHE_BYTES = 2**25
 
 
-def _bytes_per_run(n: int) -> float:
-    return 8.0 * 3 * max(int(n), 1) ** 2
+def _bytes_per_run(owner: str, n: int) -> float:
+    """Bytes of one run's stacked covariances, ``n`` checked (an int >= 1, by name)."""
+    return 8.0 * 3 * check_int(owner, "n", n, 1) ** 2
 
 
 def max_batch(n: int) -> int:
     """Largest number of runs of an ``n``-arm problem batched together (>= 1): the stacked
     covariances (``8 n^2`` bytes a run, plus the env copies) stay within
     :data:`BATCH_BYTES`."""
-    return int(max(1, min(MAX_BATCH, BATCH_BYTES // _bytes_per_run(n))))
+    return int(max(1, min(MAX_BATCH, BATCH_BYTES // _bytes_per_run("max_batch", n))))
 
 
 def batch_sizes(n: int) -> tuple[int, int]:
@@ -124,9 +126,9 @@ def batch_sizes(n: int) -> tuple[int, int]:
     >>> batch_sizes(100), batch_sizes(400), batch_sizes(625), batch_sizes(2000)
     ((10, 64), (3, 8), (2, 3), (2, 1))
     """
-    n = max(int(n), 1)
-    least = max(2, -(-BATCH_MIN_WORK // n))
-    most = int(max(1, min(max_batch(n), BATCH_CACHE_BYTES // _bytes_per_run(n))))
+    per_run = _bytes_per_run("batch_sizes", n)
+    least = max(2, -(-BATCH_MIN_WORK // int(n)))
+    most = int(max(1, min(max_batch(n), BATCH_CACHE_BYTES // per_run)))
     return least, most
 
 

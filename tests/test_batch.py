@@ -194,6 +194,11 @@ def test_batch_sizes_follow_the_work_per_call_and_the_cache():
     assert batch_sizes(100) == (10, MAX_BATCH)
     assert batch_sizes(625)[1] < max_batch(625)  # the cache, not memory, caps it
     assert batch_sizes(5000)[0] > batch_sizes(5000)[1]  # no batch pays (nor fits)
+    for bad in (0, -3, 2.5, True, "100"):
+        with pytest.raises(ValueError, match=r"'n' parameter of batch_sizes.*integer in \[1"):
+            batch_sizes(bad)
+        with pytest.raises(ValueError, match=r"'n' parameter of max_batch"):
+            max_batch(bad)
 
 
 def test_max_batch_bounds_the_stacked_covariances():
