@@ -148,15 +148,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4 seeds x 2000 rounds")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument(
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument(
         "--batched-only",
         action="store_true",
         help="section 2 only, batched only (the issue's target: the protocol's wall time)",
     )
-    ap.add_argument(
+    only.add_argument(
         "--sizes", action="store_true", help="section 3 only: the speed-up per batch size and n"
     )
     args = ap.parse_args()
+    if args.workers < 1:
+        ap.error(f"--workers must be >= 1; got {args.workers}")
     seeds, horizon = (4, 2000) if args.quick else (20, 20_000)
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
