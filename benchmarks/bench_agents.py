@@ -21,6 +21,14 @@ directory), each run in its own process with one BLAS thread, alternating the tw
 machine) early, late and over the whole run side by side, the late/early ratio, the
 speed-up and whether both trees played the same arms.
 
+``--threads`` instead runs every agent (``--agents`` to choose) on the bench problem twice
+in one run, each run in its own process, alternating ``--repeats`` times: once with the
+BLAS libraries' default thread count (every ``*_NUM_THREADS`` variable removed, as a plain
+user script gets it) and once with one BLAS thread (as the harness runs a cell). It prints
+wall and process-CPU us/round side by side, their wall ratio and whether both runs played
+the same arms: on small problems a second BLAS thread costs more than it saves, and what
+to do about it is in ``docs/agents.md`` ("Your own loop: one BLAS thread").
+
 ``--floor`` measures the least work a round of any *exact* implementation of the two
 costly robust agents must do on the bench problem late in a run (``--T`` rounds, default
 ``10^4``; the last ``min(500, T/4)``), each piece at its cheapest (direct BLAS/LAPACK
@@ -226,14 +234,17 @@ agent.reset(p, seed=0)
 clock = time.thread_time
 spent = [0.0] * T
 arms = [0] * T
+wall, cpu = time.perf_counter(), time.process_time()
 for t in range(T):
     s = clock()
     x = agent.act()
     agent.update(x, fl[x] + noise[t])
     spent[t] = clock() - s
     arms[t] = x
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 sp = np.array(spent) * 1e6
 print(json.dumps({"early": sp[W:2 * W].mean(), "late": sp[T - W:].mean(), "mean": sp.mean(),
+                  "wall": wall / T * 1e6, "cpu": cpu / T * 1e6,
                   "digest": hashlib.sha1(np.array(arms).tobytes()).hexdigest()[:10]}))
 """
 
@@ -254,13 +265,32 @@ def reference_tree(rev: str, into: str) -> str:
     return str(dest)
 
 
-def run_child(tree: str, name: str, n: int, T: int, window: int) -> dict | None:
+#: The variables that fix a BLAS library's thread count at start-up (OpenBLAS, OpenMP,
+#: MKL, BLIS, Apple Accelerate): ``--threads`` removes them all for its default runs.
+THREAD_VARS = (
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+
+
+def run_child(
+    tree: str, name: str, n: int, T: int, window: int, *, one_thread: bool = True
+) -> dict | None:
+    """:data:`CHILD` in a fresh process on the code of ``tree``: with one BLAS thread, or
+    (``one_thread=False``) with the BLAS libraries' own default, as a plain user script
+    gets it (every variable of :data:`THREAD_VARS` removed)."""
     import json
     import os
     import subprocess
     import sys
 
-    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    env["PYTHONPATH"] = tree
+    if one_thread:
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     out = subprocess.run(
         [sys.executable, "-c", CHILD, name, str(n), str(T), str(window)],
         env=env, capture_output=True, text=True, check=True, cwd=tree,
@@ -314,6 +344,55 @@ def against(rev: str, names: list[str], n: int, T: int, window: int, repeats: in
                 f"{o['late'] / o['early']:>10.2f} {ratio} {same}",
                 flush=True,
             )
+
+
+# -------------------------------------------------------------------------- --threads
+def threads(names: list[str], n: int, T: int, window: int, repeats: int) -> None:
+    """Every agent of ``names`` with the BLAS libraries' default thread count (what a
+    plain script that calls ``act``/``update`` gets) and with one BLAS thread (what the
+    harness runs, :func:`hbo_envs.harness.cell.run_cell`), each run in its own process,
+    alternating ``repeats`` times: wall and process-CPU us/round (CPU over all threads,
+    so BLAS threads that spin show there), the minimum of the runs, and whether both
+    played the same arms."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = "from threadpoolctl import threadpool_info; import json, numpy, scipy.linalg; "
+    probe += "print(json.dumps([(i['internal_api'], i['num_threads']) for i in threadpool_info()]))"
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    pools = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    ours = str(Path(__file__).resolve().parents[1])
+    print(
+        f"us/round (act + update) over the whole run, {n} arms, T = {T}; min of {repeats} "
+        f"alternating runs; {os.cpu_count()} CPUs; the default BLAS pools here: {pools}"
+    )
+    head = (
+        f"{'agent':<26} {'default wall':>12} {'cpu':>7} | {'1 thread wall':>13} {'cpu':>7} | "
+        f"{'default/1 (wall)':>16} same actions"
+    )
+    print(head)
+    print("-" * len(head))
+    for name in names:
+        runs: dict[bool, list] = {False: [], True: []}
+        for _ in range(repeats):
+            for one in (False, True):
+                runs[one].append(run_child(ours, name, n, T, window, one_thread=one))
+        if runs[True][0] is None:
+            continue
+        best = {
+            one: {k: min(r[k] for r in rs) for k in ("wall", "cpu")} for one, rs in runs.items()
+        }
+        d, o = best[False], best[True]
+        same = runs[False][0]["digest"] == runs[True][0]["digest"]
+        print(
+            f"{name:<26} {d['wall']:>12.1f} {d['cpu']:>7.1f} | {o['wall']:>13.1f} {o['cpu']:>7.1f} "
+            f"| {d['wall'] / o['wall']:>16.2f} {same}",
+            flush=True,
+        )
 
 
 # ---------------------------------------------------------------------------- --floor
@@ -603,8 +682,20 @@ def main() -> None:
         help="instead: the floor of an exact rcgp-ucb-adaptive and outlier-gp-ucb beside "
         "their round and GP-UCB's",
     )
+    ap.add_argument(
+        "--threads",
+        action="store_true",
+        help="instead: every agent (--agents) with the BLAS libraries' default thread count "
+        "beside one BLAS thread, each run in its own process",
+    )
     ap.add_argument("--floor-child", metavar="AGENT", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    for flag in ("T", "n", "repeats"):
+        if getattr(args, flag) < (4 if flag == "T" else 1):
+            least = 4 if flag == "T" else 1
+            ap.error(f"--{flag} must be an integer >= {least}; got {getattr(args, flag)}")
+    if sum(map(bool, (args.against, args.floor, args.threads))) > 1:
+        ap.error("--against, --floor and --threads are separate runs: give one of them")
     window = min(500, args.T // 4)
     if args.floor_child:
         import json
@@ -614,8 +705,15 @@ def main() -> None:
     if args.floor:
         floor(args.n, args.T, window, args.repeats)
         return
-    if args.against:
+    if args.threads or args.against:
         names = args.agents.split(",") if args.agents else list(agents.available())
+        unknown = [a for a in names if a not in agents.available()]
+        if unknown:
+            ap.error(f"--agents: unknown agent(s) {unknown}; available: {agents.available()}")
+    if args.threads:
+        threads(names, args.n, args.T, window, args.repeats)
+        return
+    if args.against:
         lscpu = platform.processor() or platform.machine()
         print(f"hbo-bench agents vs {args.against} — numpy {np.__version__}, {lscpu}")
         against(args.against, names, args.n, args.T, window, args.repeats)
