@@ -84,6 +84,7 @@ import argparse
 import math
 import platform
 import time
+from functools import partial
 
 import numpy as np
 from scipy import linalg
@@ -298,6 +299,21 @@ def run_child(
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _print_head(head: str) -> None:
+    print(head)
+    print("-" * len(head))
+
+
+def _alternate(repeats: int, variants: dict) -> dict:
+    """``{key: [run(), ...]}``: every variant's ``run`` called ``repeats`` times,
+    alternating between the variants (so a slow spell of a shared machine hits each)."""
+    out: dict = {key: [] for key in variants}
+    for _ in range(repeats):
+        for key, run in variants.items():
+            out[key].append(run())
+    return out
+
+
 def against(rev: str, names: list[str], n: int, T: int, window: int, repeats: int) -> None:
     """Every agent of ``names`` on this tree and on revision ``rev``, each run in its own
     process, alternating (ref, ours) ``repeats`` times; the minimum CPU time per cell
@@ -317,13 +333,15 @@ def against(rev: str, names: list[str], n: int, T: int, window: int, repeats: in
             f"{'agent':<20} {'ref early':>9} {'late':>7} {'mean':>7} | {'ours early':>10} "
             f"{'late':>7} {'mean':>7} | {'late/early':>10} {'ref/ours':>8} same actions"
         )
-        print(head)
-        print("-" * len(head))
+        _print_head(head)
         for name in names:
-            cells: dict[str, list] = {"ref": [], "ours": []}
-            for _ in range(repeats):
-                for key, tree in (("ref", ref), ("ours", ours)):
-                    cells[key].append(run_child(tree, name, n, T, window))
+            cells = _alternate(
+                repeats,
+                {
+                    "ref": partial(run_child, ref, name, n, T, window),
+                    "ours": partial(run_child, ours, name, n, T, window),
+                },
+            )
             best = {}
             for key, runs in cells.items():
                 if runs[0] is None:
@@ -374,13 +392,15 @@ def threads(names: list[str], n: int, T: int, window: int, repeats: int) -> None
         f"{'agent':<26} {'default wall':>12} {'cpu':>7} | {'1 thread wall':>13} {'cpu':>7} | "
         f"{'default/1 (wall)':>16} same actions"
     )
-    print(head)
-    print("-" * len(head))
+    _print_head(head)
     for name in names:
-        runs: dict[bool, list] = {False: [], True: []}
-        for _ in range(repeats):
-            for one in (False, True):
-                runs[one].append(run_child(ours, name, n, T, window, one_thread=one))
+        runs = _alternate(
+            repeats,
+            {
+                False: partial(run_child, ours, name, n, T, window, one_thread=False),
+                True: partial(run_child, ours, name, n, T, window, one_thread=True),
+            },
+        )
         if runs[True][0] is None:
             continue
         best = {
