@@ -153,6 +153,25 @@ class AgentSpec:
             return "import" if ":" in self.source else "name"
         return "instance" if _is_instance(self.source) else "factory"
 
+    def load(self) -> None:
+        """Import the agent's code without building an agent (the registered class of a
+        name, the module of an import string; nothing for a factory or an instance).
+
+        A process pays an import once, so the harness calls this before its clock starts: a
+        cell's agent seconds are the agent's own work (construction, ``reset`` and its
+        rounds), and the first cell a process runs does not carry the import of the
+        ``agents`` package or of a submitted module. An unknown name or a module that
+        cannot be imported raises what :meth:`build` would raise."""
+        kind = self.kind
+        if kind == "import" and _IMPORT.match(self.source):
+            _import(self.source)
+        elif kind == "name":
+            import agents
+
+            resolve = getattr(getattr(agents, "registry", None), "resolve", None)
+            if resolve is not None:
+                resolve(self.source)
+
     def build(self) -> Any:
         """A fresh agent (or the instance itself); never reads anything but ``params``."""
         kind = self.kind
