@@ -27,7 +27,9 @@ BLAS libraries' default thread count (every ``*_NUM_THREADS`` variable removed, 
 user script gets it) and once with one BLAS thread (as the harness runs a cell). It prints
 wall and process-CPU us/round side by side, their wall ratio and whether both runs played
 the same arms: on small problems a second BLAS thread costs more than it saves, and what
-to do about it is in ``docs/agents.md`` ("Your own loop: one BLAS thread").
+to do about it is in ``docs/agents.md`` ("Your own loop: one BLAS thread"). A second table
+times the engine's re-derivation (the call behind ``rcgp-ucb-adaptive``'s difference) with
+one thread and with one per CPU at sizes from 100 to 3000 arms: where threads start to pay.
 
 ``--floor`` measures the least work a round of any *exact* implementation of the two
 costly robust agents must do on the bench problem late in a run (``--T`` rounds, default
@@ -415,6 +417,56 @@ def threads(names: list[str], n: int, T: int, window: int, repeats: int) -> None
         )
 
 
+#: ``(n, |S|)`` of the engine re-derivations ``--threads`` times both ways: from a
+#: 100-arm problem late in a run (|S| ~ 70) to thousands of arms.
+REDERIVE_SIZES = ((100, 30), (100, 70), (300, 100), (300, 300), (1000, 100), (1000, 300),
+                  (1000, 1000), (3000, 300))  # fmt: skip
+
+
+def rederive_threads(repeats: int, sizes=REDERIVE_SIZES) -> None:
+    """The engine's re-derivation from sufficient statistics
+    (:meth:`~agents.gp.engine.GPPosteriorEngine.refresh`: a Cholesky factorisation of the
+    ``|S| x |S|`` matrix, a triangular solve against ``|S| x n`` and an ``n x |S| x n``
+    product), the call that ``rcgp-ucb-adaptive`` makes every few dozen rounds, timed with
+    one BLAS thread and with one per CPU (``threadpool_limits``, in this process,
+    alternating; the minimum of ``repeats`` blocks): where a second thread starts to pay
+    is the size a one-thread guard in the engine would need."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    from agents.gp.engine import GPPosteriorEngine
+
+    cpus = os.cpu_count() or 1
+    rng = np.random.default_rng(0)
+    print(f"\nengine re-derivation (refresh), ms: one BLAS thread beside {cpus} threads")
+    head = (
+        f"{'n':>6} {'|S|':>6} {'n^2 |S|':>9} {'1 thread':>9} {f'{cpus} threads':>11} {'ratio':>7}"
+    )
+    _print_head(head)
+    for n, m in sizes:
+        X = np.linspace(0.0, 1.0, n)[:, None]
+        eng = GPPosteriorEngine(SquaredExponential(0.05)(X), 1.0, representation="arms")
+        arms = rng.choice(n, size=m, replace=False)
+        prec = np.zeros(n)
+        prec[arms] = rng.integers(1, 5, m)
+        sums = np.zeros(n)
+        sums[arms] = rng.normal(size=m) * prec[arms]
+        eng.set_statistics(prec, sums, prec.astype(np.int64))
+        reps = max(3, int(2e7 / (n * n * m)))
+        best = {1: math.inf, cpus: math.inf}
+        for _ in range(repeats):
+            for k in best:
+                with threadpool_limits(limits=k):
+                    eng.refresh()  # wakes the pool (or lets it settle) before the clock
+                    t0 = time.perf_counter()
+                    for _ in range(reps):
+                        eng.refresh()
+                    best[k] = min(best[k], (time.perf_counter() - t0) / reps * 1e3)
+        one, many = best[1], best[cpus]
+        print(f"{n:>6} {m:>6} {n * n * m:>9.1e} {one:>9.2f} {many:>11.2f} {many / one:>7.2f}")
+
+
 # ---------------------------------------------------------------------------- --floor
 #: The agents ``--floor`` measures, with GP-UCB (the reference round) first.
 FLOOR_AGENTS = ("gp-ucb", "rcgp-ucb-adaptive", "outlier-gp-ucb")
@@ -732,6 +784,7 @@ def main() -> None:
             ap.error(f"--agents: unknown agent(s) {unknown}; available: {agents.available()}")
     if args.threads:
         threads(names, args.n, args.T, window, args.repeats)
+        rederive_threads(args.repeats)
         return
     if args.against:
         lscpu = platform.processor() or platform.machine()
