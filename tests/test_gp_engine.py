@@ -673,3 +673,65 @@ def test_auto_representation_uses_the_horizon_only_for_large_n():
         ref.observe(int(a), y)
     np.testing.assert_allclose(eng.mean, ref.mean, rtol=0, atol=1e-9)
     np.testing.assert_allclose(eng.variance(), ref.variance(), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_small_re_derivation_runs_on_one_blas_thread(monkeypatch, small):
+    """hbo_envs.blas: below SMALL_BLAS_WORK multiply-adds the engine's re-derivation runs on
+    one BLAS thread whatever the caller set (on two threads a 100-arm re-derivation ran
+    tens of times slower), above it on the caller's threads; the result is the same bits."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import hbo_envs.blas as hb
+
+    n, m = 60, 20  # n^2 |S| = 72 000 multiply-adds
+    if not small:
+        monkeypatch.setattr(hb, "SMALL_BLAS_WORK", 1e3)
+    X = np.linspace(0, 1, n)[:, None]
+    eng = GPPosteriorEngine(SquaredExponential(0.05)(X), 1.0, representation="arms")
+    arms = np.random.default_rng(0).choice(n, size=m, replace=False)
+    prec = np.zeros(n)
+    prec[arms] = 2.0
+    sums = np.zeros(n)
+    sums[arms] = np.arange(m, dtype=float)
+    eng.set_statistics(prec, sums, (prec > 0).astype(np.int64))
+    seen = []
+    cholesky = eng._cholesky
+
+    def spy(A):
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return cholesky(A)
+
+    eng._cholesky = spy
+    with threadpool_limits(limits=1):
+        one = eng.rederive()
+    with threadpool_limits(limits=2):
+        two = eng.rederive()
+    assert seen[0] == {1}
+    assert seen[1] == ({1} if small else {2})
+    for a, b in zip(one, two, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_inside_one_blas_thread_the_guard_changes_nothing():
+    """hbo_envs.blas: inside an open one_blas_thread (a harness cell) small_blas is a
+    context that touches no pool (asking OpenBLAS for its thread count in the loop cost
+    microseconds a call), and the pools are one thread wide; outside, a small call is
+    limited and a large one is not."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from hbo_envs.blas import SMALL_BLAS_WORK, one_blas_thread, small_blas
+
+    def widths():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    with threadpool_limits(limits=2):
+        with one_blas_thread():
+            assert widths() == {1}
+            guard = small_blas(10.0)
+            assert type(guard).__name__ == "nullcontext"
+        with small_blas(10.0):
+            assert widths() == {1}
+        assert widths() == {2}
+        with small_blas(SMALL_BLAS_WORK):
+            assert widths() == {2}

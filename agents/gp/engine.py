@@ -114,6 +114,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas, lapack
 
+from hbo_envs.blas import small_blas
 from hbo_envs.memory import check_memory
 from hbo_envs.problem import DENSE_MAX_N
 from hbo_envs.validation import check_choice, check_int, check_real
@@ -722,6 +723,16 @@ class GPPosteriorEngine:
             if played:
                 return mean, self._kdiag.copy(), None, 0.0
             return mean, np.array(self.K, order="F"), None, 0.0
+        # BLAS-3 work n^2 |S| ("arms") or n |S|^2 ("played"): on one thread when small,
+        # where a threaded call costs more than the arithmetic (hbo_envs.blas; the same
+        # bits either way)
+        work = float(n) * S.size * (S.size if played else n)
+        with small_blas(work):
+            return self._rederive_from(S, played)
+
+    def _rederive_from(
+        self, S: np.ndarray, played: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
         sq = np.sqrt(self.precision[S])
         if played:
             KSS = self._KSS[: S.size, : S.size]

@@ -31,6 +31,7 @@ from scipy.linalg import lapack
 from agents.gp.engine import GPPosteriorEngine
 from agents.gp.gp_ucb import GPUCB
 from agents.robust.rcgp_ucb import PlateauRewards
+from hbo_envs.blas import small_blas
 from hbo_envs.memory import check_memory
 from hbo_envs.validation import MAX_HORIZON, check_int, check_real
 
@@ -630,7 +631,10 @@ class OutlierGPUCB(GPUCB):
             self._S = S
             self._pos[S] = np.arange(S.size)
         if t >= self.n_init_ and (t - self.n_init_) % self.n_schedule_ == 0:
-            if self._diagnose():
+            # its factorisations are O(|S|^3): on one BLAS thread when small (hbo_envs.blas)
+            with small_blas(float(self._S.size) ** 3):
+                accepted = self._diagnose()
+            if accepted:
                 cnt, tot = self._inliers
                 eng = self.engine_
                 # the common case: no flag changed, the new reward is an inlier or not;

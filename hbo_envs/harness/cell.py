@@ -22,7 +22,6 @@ cells per machine it would oversubscribe the cores.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import traceback
 from collections import OrderedDict
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 import hbo_envs  # noqa: F401  (registers the envs in worker processes)
+from hbo_envs.blas import one_blas_thread
 from hbo_envs.harness.compare import action_digests
 from hbo_envs.harness.records import COLUMNS, coerce, coverage_grid, record_grid
 from hbo_envs.harness.specs import CellSpec, agent_seed
@@ -167,24 +167,9 @@ def _altered(agent: Any, t: int) -> float:
     return x
 
 
-_CONTROLLER: Any = None
-
-
-def _one_blas_thread() -> Any:
-    """Context manager limiting BLAS/OpenMP pools to one thread (no-op without threadpoolctl)."""
-    global _CONTROLLER
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        return contextlib.nullcontext()
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1)
-
-
 def run_cell(spec: CellSpec) -> CellResult:
     """Run one cell; an exception from the agent (or env) becomes a ``failed`` result."""
-    with _one_blas_thread():
+    with one_blas_thread():
         return _run_cell(spec)
 
 
@@ -387,7 +372,7 @@ def run_batch(specs: list[CellSpec]) -> list[CellResult]:
         raise ValueError("run_batch: the 'specs' parameter must list at least one cell; got none.")
     if len({batch_key(s) for s in specs}) != 1:
         raise ValueError("run_batch: the cells must differ only in their seed.")
-    with _one_blas_thread():
+    with one_blas_thread():
         if len(specs) > 1:
             t_start = time.perf_counter()
             try:
