@@ -662,17 +662,22 @@ def test_student_t_scores_refuse_an_n_that_cannot_fit_before_allocating(monkeypa
 
 
 @pytest.mark.parametrize("name", ["rcgp-ucb-adaptive", "outlier-gp-ucb"])
-def test_actions_and_posterior_do_not_depend_on_the_blas_thread_count(name):
-    """docs/agents.md ("Your own loop: one BLAS thread"): a plain script runs these two
-    agents' re-derivations and factorisations on the BLAS default of one thread per core,
-    the harness on one thread, and the two must play the same arms with the same
-    posterior. A short lengthscale spreads the plays over a few dozen arms, so the
-    re-derivations (counted) and factorisations are large enough for OpenBLAS to hand
-    them to its second thread; with two cores that thread's CPU time is checked too."""
+def test_actions_and_posterior_do_not_depend_on_the_blas_thread_count(name, monkeypatch):
+    """docs/agents.md ("Your own loop: one BLAS thread"): the harness runs these two agents
+    on one BLAS thread, a plain script on the default of one per core, and the two must
+    play the same arms with the same posterior. Their small BLAS-3 calls are guarded onto
+    one thread (hbo_envs.blas), so the guard is switched off here: the calls really go to
+    the pool. A short lengthscale spreads the plays over a few dozen arms, so the
+    re-derivations (counted) and factorisations are large enough for OpenBLAS to hand them
+    to its second thread; with two cores that thread's CPU time is checked too."""
     import os
     import time
 
     from threadpoolctl import threadpool_limits
+
+    import hbo_envs.blas
+
+    monkeypatch.setattr(hbo_envs.blas, "SMALL_BLAS_WORK", 0.0)  # no call is "small"
 
     n, T = 100, 400
     X = np.linspace(0, 1, n)[:, None]
@@ -714,3 +719,29 @@ def test_actions_and_posterior_do_not_depend_on_the_blas_thread_count(name):
         assert refreshed > 0  # the re-derivation ran on two threads
     if (os.cpu_count() or 1) >= 2:
         assert helpers > 0.0  # the BLAS pool's other thread did work
+
+
+def test_outlier_diagnosis_runs_on_one_blas_thread():
+    """hbo_envs.blas.small_blas: a diagnosis (its O(|S|^3) factorisations) runs on one
+    BLAS thread whatever the caller set, while its work is small."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    p = problem(n=30, horizon=60)
+    agent = OutlierGPUCB()
+    agent.reset(p, seed=0)
+    seen = []
+    diagnose = agent._diagnose
+
+    def spy():
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return diagnose()
+
+    agent._diagnose = spy
+    rng = np.random.default_rng(0)
+    with threadpool_limits(limits=2):
+        for _ in range(40):
+            a = agent.act()
+            agent.update(a, float(rng.standard_t(3.0)))
+        after = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    assert len(seen) >= 10 and all(s == {1} for s in seen)
+    assert after == {2}  # restored after each diagnosis
