@@ -11,7 +11,7 @@ whatever the caller's setting; numbers are the same either way (one thread or se
 give the same bits here, tested), only the time differs.
 
 Thread counts are set through ``threadpoolctl`` (a process-wide setting while the
-context is open, restored on exit; entering and leaving costs about 10 us, so it guards
+context is open, restored on exit; entering and leaving costs microseconds, so it guards
 calls of a fraction of a millisecond and more, never a round's small ones).
 
 >>> with one_blas_thread():
@@ -70,7 +70,7 @@ def one_blas_thread() -> Iterator[None]:
 def small_blas(work: float) -> Any:
     """:func:`one_blas_thread` around a call of ``work`` multiply-adds below
     :data:`SMALL_BLAS_WORK`; a context that changes nothing for larger work, or inside an
-    open :func:`one_blas_thread` (entering a limit costs about 10 us, so this guards calls
+    open :func:`one_blas_thread` (entering a limit costs microseconds, so this guards calls
     of a fraction of a millisecond and more, never a round's small ones)."""
     if _OPEN or work >= SMALL_BLAS_WORK:
         return contextlib.nullcontext()
