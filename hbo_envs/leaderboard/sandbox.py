@@ -801,15 +801,16 @@ def _child() -> int:  # pragma: no cover - runs in the sandbox process (tested e
         imported = str(Path(module.__file__ or "").resolve())
         agent = cls(**job["params"])
         check_agent(agent, rounds=20)
+        # The pools are one thread wide already (the environment above); holding the
+        # harness's context tells the agents' small-BLAS guards so, which then skip their
+        # own limit (hbo_envs.blas: ~10 us a guarded call otherwise). Never left: the
+        # process ends with os._exit. Inside the try, so a failure is reported, not a crash.
+        from hbo_envs.blas import one_blas_thread
+
+        one_blas_thread().__enter__()
     except BaseException as exc:  # noqa: BLE001 - reported to the verifier
         return fail(exc)
     reply("S ok " + json.dumps(imported))
-    # The pools are one thread wide already (the environment above); holding the harness's
-    # context tells the agents' small-BLAS guards so, which then skip their own limit
-    # (hbo_envs.blas: ~10 us a guarded call otherwise). The process ends with os._exit.
-    from hbo_envs.blas import one_blas_thread
-
-    one_blas_thread().__enter__()
     last = 0
     while True:
         line = inp.readline(_LINE_MAX)
